@@ -1,0 +1,196 @@
+"""The whole agentic stack as local processes: the same entrypoints, env vars and probes as in Kubernetes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import httpx
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from agentic_local.infra import EmbeddedNats, EmbeddedPostgres
+from agentic_local.processes import ChildProcess, free_port, port_is_free, run_quiet, wait_until
+
+
+@dataclass
+class StackConfig:
+    data_dir: Path
+    upstream_url: str = "http://127.0.0.1:8000/v1"
+    upstream_api_key: str | None = None
+    gateway_port: int = 8080          # 0 picks a free port
+    llm_d_port: int = 8081            # 0 picks a free port
+    database_url: str | None = None   # None starts the embedded PostgreSQL
+    nats_url: str | None = None       # None starts the embedded NATS
+    extra_env: dict[str, str] = field(default_factory=dict)
+    ready_timeout: float = 90.0
+
+    @classmethod
+    def from_env(cls, data_dir: Path) -> StackConfig:
+        env = os.environ
+        return cls(
+            data_dir=data_dir,
+            upstream_url=env.get("AGENTIC_UPSTREAM_URL", cls.upstream_url),
+            upstream_api_key=env.get("AGENTIC_UPSTREAM_API_KEY") or None,
+            gateway_port=int(env.get("AGENTIC_PORT", "8080")),
+            llm_d_port=int(env.get("AGENTIC_LLM_D_PORT", "8081")),
+            database_url=env.get("AGENTIC_DATABASE_URL") or None,
+            nats_url=env.get("AGENTIC_NATS_URL") or None,
+        )
+
+
+def _port(requested: int, what: str) -> int:
+    if requested == 0:
+        return free_port()
+    if not port_is_free(requested):
+        raise RuntimeError(f"port {requested} for {what} is in use; set another one")
+    return requested
+
+
+def _grpc_serving(port: int) -> bool:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1.0)
+        return reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def _http_ready(url: str) -> bool:
+    return httpx.get(url, timeout=2.0).status_code == 200
+
+
+def _llm_d_secrets(data_dir: Path) -> tuple[str, str]:
+    """Generated once and kept, so that a restart keeps issued contexts valid."""
+    key = os.environ.get("AGENTIC_LLM_D_SIGNING_KEY")
+    token = os.environ.get("AGENTIC_LLM_D_API_TOKEN")
+    if key and token:
+        return key, token
+    path = data_dir / "llm-d.secrets"
+    if path.exists():
+        stored_key, stored_token = path.read_text().split()
+    else:
+        stored_key, stored_token = secrets.token_urlsafe(48), secrets.token_urlsafe(48)
+        path.touch(mode=0o600)
+        path.write_text(f"{stored_key}\n{stored_token}\n")
+    return key or stored_key, token or stored_token
+
+
+class LocalStack:
+    """Start with `start()`, stop with `stop()`; `urls` names every service's address."""
+
+    def __init__(self, config: StackConfig) -> None:
+        self.config = config
+        self.data_dir = config.data_dir.resolve()
+        self.logs_dir = self.data_dir / "logs"
+        self.postgres: EmbeddedPostgres | None = None
+        self.nats: EmbeddedNats | None = None
+        self.children: list[ChildProcess] = []
+        self.urls: dict[str, str] = {}
+        self.database_url = ""
+        self.nats_url = ""
+
+    @property
+    def base_url(self) -> str:
+        return self.urls["gateway"] + "/v1"
+
+    def start(self) -> LocalStack:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._start_infrastructure()
+            self._migrate()
+            self._start_services()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_infrastructure(self) -> None:
+        if self.config.database_url:
+            self.database_url = self.config.database_url
+        else:
+            self.postgres = EmbeddedPostgres(self.data_dir, self.logs_dir)
+            self.database_url = self.postgres.start()
+            self.urls["postgres"] = self.database_url
+        if self.config.nats_url:
+            self.nats_url = self.config.nats_url
+        else:
+            self.nats = EmbeddedNats(self.data_dir, self.logs_dir)
+            self.nats_url = self.nats.start()
+            self.urls["nats"] = self.nats_url
+
+    def _env(self, **values: str | int) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}
+        env.update({"AGENTIC_DATABASE_URL": self.database_url, "AGENTIC_NATS_URL": self.nats_url})
+        env.update(self.config.extra_env)
+        env.update({key: str(value) for key, value in values.items()})
+        return env
+
+    def _migrate(self) -> None:
+        run_quiet([sys.executable, "-m", "agentic_state", "migrate"], env=self._env())
+
+    def _spawn(self, name: str, module: str, env: dict[str, str]) -> ChildProcess:
+        child = ChildProcess(name, [sys.executable, "-m", module], self.logs_dir / f"{name}.log", env=env)
+        self.children.append(child)
+        return child
+
+    def _start_services(self) -> None:
+        state_port, executor_port, bridge_port = free_port(), free_port(), free_port()
+        gateway_port = _port(self.config.gateway_port, "the gateway (AGENTIC_PORT)")
+        llm_d_port = _port(self.config.llm_d_port, "llm-d (AGENTIC_LLM_D_PORT)")
+        runner_port = free_port()
+        signing_key, api_token = _llm_d_secrets(self.data_dir)
+        upstream = {"AGENTIC_UPSTREAM_URL": self.config.upstream_url}
+        if self.config.upstream_api_key:
+            upstream["AGENTIC_UPSTREAM_API_KEY"] = self.config.upstream_api_key
+        loopback = "127.0.0.1"
+
+        state = self._spawn("state", "agentic_state", self._env(
+            AGENTIC_STATE_HOST=loopback, AGENTIC_STATE_PORT=state_port, AGENTIC_STATE_METRICS_PORT=free_port()))
+        executor = self._spawn("executor", "agentic_executor", self._env(
+            AGENTIC_EXECUTOR_HOST=loopback, AGENTIC_EXECUTOR_PORT=executor_port,
+            AGENTIC_EXECUTOR_METRICS_PORT=free_port(), AGENTIC_EXECUTOR_STATE_ADDRESS=f"{loopback}:{state_port}",
+            **upstream))
+        bridge = self._spawn("mcp-bridge", "agentic_mcp_bridge", self._env(
+            AGENTIC_MCP_BRIDGE_HOST=loopback, AGENTIC_MCP_BRIDGE_PORT=bridge_port,
+            AGENTIC_MCP_BRIDGE_METRICS_PORT=free_port()))
+        runner = self._spawn("tool-runner", "agentic_tool_runner", self._env(
+            AGENTIC_TOOL_RUNNER_HOST=loopback, AGENTIC_TOOL_RUNNER_PORT=runner_port))
+        llm_d = self._spawn("llm-d", "agentic_llm_d", self._env(
+            AGENTIC_LLM_D_HOST=loopback, AGENTIC_LLM_D_PORT=llm_d_port,
+            AGENTIC_LLM_D_STATE_ADDRESS=f"{loopback}:{state_port}",
+            AGENTIC_LLM_D_SIGNING_KEY=signing_key, AGENTIC_LLM_D_API_TOKEN=api_token))
+        gateway = self._spawn("gateway", "agentic_gateway", self._env(
+            AGENTIC_GATEWAY_HOST=os.environ.get("AGENTIC_GATEWAY_HOST", loopback), AGENTIC_PORT=gateway_port,
+            AGENTIC_GATEWAY_EXECUTOR_ADDRESS=f"{loopback}:{executor_port}",
+            AGENTIC_GATEWAY_STATE_ADDRESS=f"{loopback}:{state_port}",
+            **{key: value for key, value in self.config.extra_env.items() if key.startswith("AGENTIC_GATEWAY_")}))
+
+        self.urls.update({
+            "gateway": f"http://127.0.0.1:{gateway_port}",
+            "executor": f"grpc://127.0.0.1:{executor_port}",
+            "state": f"grpc://127.0.0.1:{state_port}",
+            "mcp-bridge": f"grpc://127.0.0.1:{bridge_port}",
+            "tool-runner": f"http://127.0.0.1:{runner_port}",
+            "llm-d": f"http://127.0.0.1:{llm_d_port}",
+        })
+        timeout = self.config.ready_timeout
+        wait_until(lambda: _grpc_serving(bridge_port), timeout, "mcp-bridge health", [bridge])
+        wait_until(lambda: _http_ready(self.urls["tool-runner"] + "/ready"), timeout, "tool-runner /ready", [runner])
+        wait_until(lambda: _http_ready(self.urls["llm-d"] + "/ready"), timeout, "llm-d /ready", [llm_d, state])
+        wait_until(lambda: _http_ready(self.urls["gateway"] + "/ready"), timeout, "gateway /ready",
+                   [gateway, executor, state])
+
+    def stop(self) -> None:
+        """Services first (they drain), then NATS, then PostgreSQL. Nothing is left running."""
+        for child in reversed(self.children):
+            child.signal()
+        for child in reversed(self.children):
+            child.wait_stopped(20.0)
+        self.children.clear()
+        if self.nats is not None:
+            self.nats.stop()
+            self.nats = None
+        if self.postgres is not None:
+            self.postgres.stop()
+            self.postgres = None

@@ -1,0 +1,1 @@
+"""Pure domain logic shared by the agentic services (no network, no database)."""

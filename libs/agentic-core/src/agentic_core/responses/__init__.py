@@ -1,0 +1,1 @@
+"""The Responses API domain: request validation, items, the response object, stream translation."""

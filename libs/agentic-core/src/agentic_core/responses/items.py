@@ -1,0 +1,106 @@
+"""Input items: normalisation to their stored public form, and the model-facing view.
+
+Stored items are what `input_items` lists (ids assigned, content as parts);
+the model view is what a stateless model server accepts as history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentic_core.errors import InvalidRequest
+from agentic_core.ids import new_item_id
+
+MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
+# Items a client may send as input that carry a call id linking a call to its output.
+CALL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
+CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
+# Fields the stored public form adds that a model server does not need.
+_PUBLIC_ONLY_FIELDS = ("id", "status")
+
+
+def normalize_input(raw_input: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Turn the `input` field into stored items, each with an `id`."""
+    if isinstance(raw_input, str):
+        return [_message("user", [{"type": "input_text", "text": raw_input}])]
+    return [normalize_input_item(item, index) for index, item in enumerate(raw_input)]
+
+
+def normalize_input_item(item: dict[str, Any], index: int) -> dict[str, Any]:
+    item_type = item.get("type")
+    if item_type is None and "role" in item:
+        item_type = "message"
+    if not isinstance(item_type, str):
+        raise InvalidRequest(
+            "Each input item needs a `type` (or a `role` for a message).", param=f"input[{index}]", code="invalid_value"
+        )
+    if item_type == "message":
+        return _normalize_message(item, index)
+    if item_type in CALL_TYPES or item_type in CALL_OUTPUT_TYPES:
+        _require_call_id(item, index)
+    if item_type == "item_reference":
+        raise InvalidRequest(
+            "Input items of type 'item_reference' are not supported.", param=f"input[{index}]", code="unsupported_value"
+        )
+    normalized = dict(item)
+    normalized.setdefault("id", new_item_id(item_type))
+    if item_type in CALL_OUTPUT_TYPES or item_type in CALL_TYPES:
+        normalized.setdefault("status", "completed")
+    return normalized
+
+
+def _normalize_message(item: dict[str, Any], index: int) -> dict[str, Any]:
+    role = item.get("role")
+    if role not in MESSAGE_ROLES:
+        raise InvalidRequest(
+            f"Invalid value for 'input[{index}].role': expected one of user, assistant, system, developer.",
+            param=f"input[{index}].role",
+            code="invalid_value",
+        )
+    content = item.get("content")
+    if isinstance(content, str):
+        part_type = "output_text" if role == "assistant" else "input_text"
+        parts: list[dict[str, Any]] = [{"type": part_type, "text": content}]
+        if part_type == "output_text":
+            parts[0].update(annotations=[], logprobs=[])
+    elif isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        parts = content
+    else:
+        raise InvalidRequest(
+            f"Invalid value for 'input[{index}].content': expected a string or an array of content parts.",
+            param=f"input[{index}].content",
+            code="invalid_value",
+        )
+    normalized = {key: value for key, value in item.items() if key not in ("content",)}
+    normalized["type"] = "message"
+    normalized["content"] = parts
+    normalized.setdefault("id", new_item_id("message"))
+    normalized.setdefault("status", "completed")
+    return normalized
+
+
+def _message(role: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "message", "id": new_item_id("message"), "role": role, "content": parts, "status": "completed"}
+
+
+def _require_call_id(item: dict[str, Any], index: int) -> None:
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise InvalidRequest(
+            f"Input item {index} of type '{item.get('type')}' needs a non-empty `call_id`.",
+            param=f"input[{index}].call_id",
+            code="invalid_value",
+        )
+
+
+def model_view(item: dict[str, Any]) -> dict[str, Any]:
+    """The form of a stored item a stateless model server receives as history.
+
+    Client-side messages lose our `id`/`status` (OpenAI's input message schema
+    has neither); model output items keep theirs, as the model server emitted them.
+    """
+    if item.get("type") == "message" and item.get("role") != "assistant":
+        return {key: value for key, value in item.items() if key not in _PUBLIC_ONLY_FIELDS}
+    if item.get("type") in CALL_OUTPUT_TYPES:
+        return {key: value for key, value in item.items() if key not in _PUBLIC_ONLY_FIELDS}
+    return item

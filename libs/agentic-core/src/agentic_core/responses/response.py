@@ -1,0 +1,107 @@
+"""The public response object and the normalisation of what a model server returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentic_core.responses.request import CreateResponseRequest
+
+TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+# Keys some model servers (vLLM) put on items with a null value that OpenAI's schema lacks.
+_SERVER_ONLY_NULL_ITEM_KEYS = ("async", "caller", "namespace", "phase")
+
+
+def build_response(
+    request: CreateResponseRequest,
+    *,
+    response_id: str,
+    created_at: int,
+    status: str,
+    output: list[dict[str, Any]],
+    usage: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+    incomplete_details: dict[str, Any] | None = None,
+    completed_at: int | None = None,
+) -> dict[str, Any]:
+    """Every field the OpenAI and Open Responses specs require, with non-null defaults."""
+    reasoning = request.reasoning or {}
+    text = request.text or {"format": {"type": "text"}}
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "background": request.background,
+        "completed_at": completed_at,
+        "error": error,
+        "incomplete_details": incomplete_details,
+        "instructions": request.instructions,
+        "max_output_tokens": request.max_output_tokens,
+        "max_tool_calls": request.max_tool_calls,
+        "model": request.model,
+        "output": output,
+        "parallel_tool_calls": True if request.parallel_tool_calls is None else request.parallel_tool_calls,
+        "previous_response_id": request.previous_response_id,
+        "prompt_cache_key": request.prompt_cache_key,
+        "reasoning": {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
+        "safety_identifier": request.safety_identifier,
+        "service_tier": request.service_tier or "default",
+        "store": request.store,
+        "temperature": 1.0 if request.temperature is None else request.temperature,
+        "text": text,
+        "tool_choice": "auto" if request.tool_choice is None else request.tool_choice,
+        "tools": request.tools or [],
+        "top_logprobs": request.top_logprobs or 0,
+        "top_p": 1.0 if request.top_p is None else request.top_p,
+        "truncation": request.truncation or "disabled",
+        "usage": usage,
+        "user": request.user,
+        "metadata": request.metadata or {},
+    }
+
+
+def normalize_output_item(item: dict[str, Any], item_id: str) -> dict[str, Any]:
+    """An upstream output item in our public form: our id, `logprobs: []` on text parts."""
+    normalized = {key: value for key, value in item.items() if not _is_server_only_null(key, value)}
+    normalized["id"] = item_id
+    if normalized.get("type") == "message":
+        normalized["content"] = [normalize_content_part(part) for part in normalized.get("content") or []]
+    normalized.setdefault("status", "completed")
+    return normalized
+
+
+def normalize_content_part(part: dict[str, Any]) -> dict[str, Any]:
+    if part.get("type") != "output_text":
+        return part
+    if part.get("logprobs") is not None and part.get("annotations") is not None:
+        return part
+    fixed = dict(part)
+    if fixed.get("logprobs") is None:
+        fixed["logprobs"] = []
+    if fixed.get("annotations") is None:
+        fixed["annotations"] = []
+    return fixed
+
+
+def _is_server_only_null(key: str, value: Any) -> bool:
+    return value is None and key in _SERVER_ONLY_NULL_ITEM_KEYS
+
+
+def normalize_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
+    """OpenAI's usage shape only; server-specific counters are dropped."""
+    if not usage:
+        return None
+    input_details = usage.get("input_tokens_details") or {}
+    output_details = usage.get("output_tokens_details") or {}
+    input_tokens = int(usage.get("input_tokens") or 0)
+    output_tokens = int(usage.get("output_tokens") or 0)
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {
+            "cached_tokens": int(input_details.get("cached_tokens") or 0),
+            "cache_write_tokens": int(input_details.get("cache_write_tokens") or 0),
+        },
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": int(output_details.get("reasoning_tokens") or 0)},
+        "total_tokens": int(usage.get("total_tokens") or input_tokens + output_tokens),
+    }

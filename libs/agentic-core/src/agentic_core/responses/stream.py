@@ -1,0 +1,156 @@
+"""Translation of a model server's Responses output into our public output.
+
+The model server's ids are replaced with ours (consistently across events),
+sequence numbers are ours and continuous, text parts get `logprobs: []`, and
+the upstream lifecycle events (created, in_progress, terminal) are held back
+because the executor emits its own around persistence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agentic_core.ids import new_item_id
+from agentic_core.responses.response import normalize_content_part, normalize_output_item, normalize_usage
+
+UPSTREAM_LIFECYCLE_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
+UPSTREAM_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_TERMINAL_STATUS = {
+    "response.completed": "completed",
+    "response.incomplete": "incomplete",
+    "response.failed": "failed",
+}
+
+
+@dataclass(slots=True)
+class RoundOutcome:
+    """What one inference round produced, in our public form."""
+
+    status: str
+    output: list[dict[str, Any]]
+    usage: dict[str, Any] | None = None
+    incomplete_details: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ItemIds:
+    """Upstream item id → our item id, stable for the whole turn."""
+
+    by_upstream: dict[str, str] = field(default_factory=dict)
+
+    def ours(self, upstream_id: str | None, item_type: str, output_index: int | None) -> str:
+        key = upstream_id if upstream_id else f"#{output_index}"
+        our_id = self.by_upstream.get(key)
+        if our_id is None:
+            our_id = new_item_id(item_type)
+            self.by_upstream[key] = our_id
+        return our_id
+
+    def known(self, upstream_id: str) -> str:
+        return self.by_upstream.get(upstream_id, upstream_id)
+
+
+class EventSequencer:
+    """Assigns continuous `sequence_number`s and serialises each public event once."""
+
+    __slots__ = ("next_sequence",)
+
+    def __init__(self, first_sequence: int = 0) -> None:
+        self.next_sequence = first_sequence
+
+    def emit(self, event: dict[str, Any]) -> tuple[str, int, bytes]:
+        sequence = self.next_sequence
+        self.next_sequence += 1
+        event["sequence_number"] = sequence
+        return event["type"], sequence, orjson.dumps(event)
+
+
+class StreamTranslator:
+    """Folds one upstream SSE stream into public events and a `RoundOutcome`."""
+
+    def __init__(self, sequencer: EventSequencer, ids: ItemIds | None = None) -> None:
+        self.sequencer = sequencer
+        self.ids = ids or ItemIds()
+        self._done_items: dict[int, dict[str, Any]] = {}
+        self._terminal: RoundOutcome | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self._terminal is not None
+
+    def translate(self, event: dict[str, Any]) -> tuple[str, int, bytes] | None:
+        """One upstream event → at most one public event (None when held back)."""
+        event_type = event.get("type")
+        if event_type in UPSTREAM_LIFECYCLE_EVENTS:
+            return None
+        if event_type in UPSTREAM_TERMINAL_EVENTS:
+            self._terminal = self._outcome_from_terminal(event_type, event.get("response") or {})
+            return None
+        if event_type == "error":
+            self._terminal = RoundOutcome(
+                status="failed",
+                output=self._collected_output(),
+                error={"code": str(event.get("code") or "upstream_error"), "message": str(event.get("message") or "")},
+            )
+            return None
+        output_index = event.get("output_index")
+        item = event.get("item")
+        if isinstance(item, dict):
+            our_id = self.ids.ours(item.get("id"), item.get("type", "item"), output_index)
+            item = normalize_output_item(item, our_id)
+            event["item"] = item
+            if event_type == "response.output_item.done" and isinstance(output_index, int):
+                self._done_items[output_index] = item
+        item_id = event.get("item_id")
+        if isinstance(item_id, str):
+            event["item_id"] = self.ids.known(item_id)
+        part = event.get("part")
+        if isinstance(part, dict):
+            event["part"] = normalize_content_part(part)
+        if "logprobs" in event and event["logprobs"] is None:
+            event["logprobs"] = []
+        return self.sequencer.emit(event)
+
+    def outcome(self) -> RoundOutcome | None:
+        """The round's result, or None when the stream ended without a terminal event."""
+        return self._terminal
+
+    def _collected_output(self) -> list[dict[str, Any]]:
+        return [self._done_items[index] for index in sorted(self._done_items)]
+
+    def _outcome_from_terminal(self, event_type: str, response: dict[str, Any]) -> RoundOutcome:
+        upstream_output = response.get("output")
+        if upstream_output:
+            output = map_output(upstream_output, self.ids)
+        else:
+            output = self._collected_output()
+        return RoundOutcome(
+            status=response.get("status") or _TERMINAL_STATUS[event_type],
+            output=output,
+            usage=normalize_usage(response.get("usage")),
+            incomplete_details=response.get("incomplete_details"),
+            error=response.get("error"),
+        )
+
+
+def map_output(upstream_output: list[dict[str, Any]], ids: ItemIds) -> list[dict[str, Any]]:
+    return [
+        normalize_output_item(item, ids.ours(item.get("id"), item.get("type", "item"), index))
+        for index, item in enumerate(upstream_output)
+    ]
+
+
+def outcome_from_json(response: dict[str, Any]) -> RoundOutcome:
+    """A non-streaming upstream response → `RoundOutcome`."""
+    status = response.get("status") or "completed"
+    return RoundOutcome(
+        status=status,
+        output=map_output(response.get("output") or [], ItemIds()),
+        usage=normalize_usage(response.get("usage")),
+        incomplete_details=response.get("incomplete_details"),
+        error=response.get("error"),
+    )

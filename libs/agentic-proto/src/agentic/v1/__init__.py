@@ -1,0 +1,1 @@
+"""Generated from protos/agentic/v1 by `make proto`; do not edit."""

@@ -1,0 +1,39 @@
+from agentic.v1 import common_pb2 as _common_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ExecuteRequest(_message.Message):
+    __slots__ = ("request_json", "principal", "stream", "request_id")
+    REQUEST_JSON_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    request_json: bytes
+    principal: _common_pb2.Principal
+    stream: bool
+    request_id: str
+    def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class ExecuteEvent(_message.Message):
+    __slots__ = ("event", "response", "error")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    event: StreamEvent
+    response: bytes
+    error: _common_pb2.ApiError
+    def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ..., error: _Optional[_Union[_common_pb2.ApiError, _Mapping]] = ...) -> None: ...
+
+class StreamEvent(_message.Message):
+    __slots__ = ("event_type", "sequence_number", "data")
+    EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    event_type: str
+    sequence_number: int
+    data: bytes
+    def __init__(self, event_type: _Optional[str] = ..., sequence_number: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...

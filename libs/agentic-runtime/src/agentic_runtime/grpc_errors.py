@@ -1,0 +1,116 @@
+"""Domain errors across gRPC: one server interceptor, one client-side decoder.
+
+The OpenAI-shaped body and HTTP status travel in trailing metadata, so the
+service that faces the client relays them exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable, UpstreamTimeout
+
+log = logging.getLogger(__name__)
+
+ERROR_BODY_KEY = "agentic-error-bin"
+HTTP_STATUS_KEY = "agentic-http-status"
+
+_STATUS_CODES = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
+    401: grpc.StatusCode.UNAUTHENTICATED,
+    403: grpc.StatusCode.PERMISSION_DENIED,
+    404: grpc.StatusCode.NOT_FOUND,
+    409: grpc.StatusCode.ABORTED,
+    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    429: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    503: grpc.StatusCode.UNAVAILABLE,
+    504: grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+
+
+def status_code_for(error: AgenticError) -> grpc.StatusCode:
+    return _STATUS_CODES.get(error.http_status, grpc.StatusCode.INTERNAL)
+
+
+async def _abort(context: grpc.aio.ServicerContext, error: AgenticError) -> None:
+    await context.abort(
+        status_code_for(error),
+        error.message,
+        trailing_metadata=((ERROR_BODY_KEY, error.body()), (HTTP_STATUS_KEY, str(error.http_status))),
+    )
+
+
+class ErrorInterceptor(grpc.aio.ServerInterceptor):
+    """Maps `AgenticError` to its status; anything else becomes a sanitised INTERNAL."""
+
+    async def intercept_service(self, continuation: Callable[..., Awaitable[Any]], details: Any) -> Any:
+        handler = await continuation(details)
+        if handler is None:
+            return None
+        method = details.method
+        if handler.unary_unary is not None:
+            inner_unary = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                try:
+                    return await inner_unary(request, context)
+                except AgenticError as error:
+                    await _abort(context, error)
+                except (grpc.aio.AbortError, grpc.aio.UsageError):
+                    raise
+                except Exception:
+                    log.exception("unhandled error in %s", method)
+                    await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+                try:
+                    async for message in inner_stream(request, context):
+                        yield message
+                except AgenticError as error:
+                    await _abort(context, error)
+                except (grpc.aio.AbortError, grpc.aio.UsageError):
+                    raise
+                except Exception:
+                    log.exception("unhandled error in %s", method)
+                    await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+def error_from_rpc(exc: grpc.aio.AioRpcError, peer: str) -> AgenticError:
+    """The domain error a failed call stands for, as the client should see it."""
+    metadata = exc.trailing_metadata() or ()
+    body = status = None
+    for key, value in metadata:
+        if key == ERROR_BODY_KEY:
+            body = value
+        elif key == HTTP_STATUS_KEY:
+            status = value
+    if body is not None and status is not None:
+        return RelayedError(int(status), body if isinstance(body, bytes) else str(body).encode())
+    code = exc.code()
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return UpstreamTimeout(f"The {peer} service did not answer in time.", code=f"{peer}_timeout")
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return ServiceUnavailable(f"The {peer} service is unavailable.", code=f"{peer}_unavailable")
+    return RelayedError(
+        500,
+        AgenticError(f"The {peer} service failed.", code="internal_error").body(),
+    )

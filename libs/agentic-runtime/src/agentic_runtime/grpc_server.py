@@ -1,0 +1,67 @@
+"""A gRPC aio server with the standard health service, reflection and our error interceptor."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from agentic_runtime.grpc_errors import ErrorInterceptor
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+CHANNEL_OPTIONS = (
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+)
+
+
+class GrpcService:
+    """Owns one server: register servicers, flip health, drain on stop."""
+
+    def __init__(self, full_service_names: Iterable[str]) -> None:
+        self.server = grpc.aio.server(interceptors=[ErrorInterceptor()], options=CHANNEL_OPTIONS)
+        self.health = health.aio.HealthServicer()
+        self.service_names = tuple(full_service_names)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (*self.service_names, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+        )
+
+    def add(self, register: Callable[[grpc.aio.Server], None]) -> None:
+        register(self.server)
+
+    async def start(self, host: str, port: int) -> int:
+        bound = self.server.add_insecure_port(f"{host}:{port}")
+        await self.server.start()
+        return bound
+
+    async def set_serving(self, serving: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", *self.service_names):
+            await self.health.set(name, status)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Readiness goes false first, then in-flight calls get `grace_seconds` to finish."""
+        await self.set_serving(False)
+        await self.server.stop(grace_seconds)
+
+
+def insecure_channel(target: str) -> grpc.aio.Channel:
+    return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+
+
+async def is_serving(channel: grpc.aio.Channel, timeout: float = 2.0, service: str = "") -> bool:
+    """The standard health check against a peer; any failure reads as not serving."""
+    stub = health_pb2_grpc.HealthStub(channel)
+    try:
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+    except grpc.aio.AioRpcError:
+        return False
+    return reply.status == health_pb2.HealthCheckResponse.SERVING

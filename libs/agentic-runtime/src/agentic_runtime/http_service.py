@@ -1,0 +1,48 @@
+"""What every HTTP service shares: probes, `/metrics`, and running under uvicorn with a drain."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import orjson
+import uvicorn
+from fastapi import FastAPI
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
+
+
+def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
+    """`/health` (the process is alive), `/ready` (its dependencies answer), `/metrics`."""
+
+    @app.get("/health", include_in_schema=False)
+    async def health() -> Response:
+        return Response(content=b'{"status":"ok"}', media_type="application/json")
+
+    @app.get("/ready", include_in_schema=False)
+    async def ready() -> Response:
+        checks = await readiness()
+        is_ready = all(checks.values())
+        body = orjson.dumps({"status": "ready" if is_ready else "not_ready", "checks": checks})
+        return Response(content=body, status_code=200 if is_ready else 503, media_type="application/json")
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(content=generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float) -> None:
+    """Serve until SIGTERM/SIGINT; uvicorn stops accepting, then waits for in-flight requests."""
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=max(1, int(drain_seconds)),
+    )
+    uvicorn.Server(config).run()

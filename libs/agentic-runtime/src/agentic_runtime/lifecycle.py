@@ -1,0 +1,22 @@
+"""Process lifecycle: run under uvloop until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+import uvloop
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    uvloop.run(main())
+
+
+def shutdown_event() -> asyncio.Event:
+    """An event set by the first SIGTERM or SIGINT."""
+    event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, event.set)
+    return event

@@ -1,0 +1,10 @@
+"""Prometheus metrics of the executor."""
+
+from prometheus_client import Counter, Histogram
+
+TURNS = Counter("agentic_executor_turns_total", "Responses turns by final status.", ["status"])
+UPSTREAM_FIRST_EVENT_SECONDS = Histogram(
+    "agentic_executor_upstream_first_event_seconds",
+    "Time from the upstream request to its first event (streaming) or full body (JSON).",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)

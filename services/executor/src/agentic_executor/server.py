@@ -1,0 +1,38 @@
+"""Wiring of the executor: shared clients, gRPC server, NATS streams, drain."""
+
+from __future__ import annotations
+
+import logging
+
+from agentic.v1 import executor_pb2, executor_pb2_grpc
+from agentic_executor.servicer import ExecutorServicer
+from agentic_executor.settings import ExecutorSettings
+from agentic_executor.state_client import StateClient
+from agentic_executor.turn import TurnRunner
+from agentic_executor.upstream import UpstreamClient
+from agentic_runtime import lifecycle, nats
+from agentic_runtime.grpc_server import GrpcService, insecure_channel
+from agentic_runtime.metrics import serve_metrics
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: ExecutorSettings) -> None:
+    stop = lifecycle.shutdown_event()
+    nats_client = await nats.connect(settings.nats_url, name="agentic-executor")
+    await nats.ensure_streams(nats_client)
+    state_channel = insecure_channel(settings.state_address)
+    upstream = UpstreamClient(settings)
+    runner = TurnRunner(upstream, StateClient(state_channel, settings.state_timeout_seconds))
+    service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
+    service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
+    port = await service.start(settings.host, settings.port)
+    serve_metrics(settings.metrics_port)
+    await service.set_serving(True)
+    log.info("executor listening on %s:%d, upstream %s", settings.host, port, settings.upstream_url)
+    await stop.wait()
+    log.info("draining")
+    await service.drain(settings.drain_seconds)
+    await upstream.close()
+    await state_channel.close()
+    await nats_client.drain()

@@ -1,0 +1,187 @@
+"""One Responses turn: validate, rehydrate, infer, persist, and emit public events.
+
+The turn is persisted atomically before its terminal event is sent or its
+JSON is returned, so a client continuing at once always finds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agentic.v1 import common_pb2, executor_pb2, state_pb2
+from agentic_core.errors import AgenticError, InvalidRequest
+from agentic_core.ids import new_response_id
+from agentic_core.responses.items import model_view, normalize_input
+from agentic_core.responses.request import CreateResponseRequest, parse_json_object, validate_create_request
+from agentic_core.responses.response import build_response
+from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
+from agentic_executor.state_client import StateClient
+from agentic_executor.upstream import UpstreamClient
+
+log = logging.getLogger(__name__)
+
+# Fields that are ours (state, storage, routing) and never reach the stateless model server.
+_GATEWAY_ONLY_FIELDS = ("previous_response_id", "conversation", "store", "background", "metadata", "stream")
+
+
+@dataclass(slots=True)
+class TurnContext:
+    request: CreateResponseRequest
+    payload: dict[str, Any]
+    principal: common_pb2.Principal
+    response_id: str
+    created_at: int
+    input_items: list[dict[str, Any]]
+
+
+def _event_message(event_type: str, sequence: int, data: bytes) -> executor_pb2.ExecuteEvent:
+    return executor_pb2.ExecuteEvent(
+        event=executor_pb2.StreamEvent(event_type=event_type, sequence_number=sequence, data=data)
+    )
+
+
+class TurnRunner:
+    def __init__(self, upstream: UpstreamClient, state: StateClient) -> None:
+        self.upstream = upstream
+        self.state = state
+
+    async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+        """The Execute stream of one turn. Errors before the first event end it with `error`."""
+        try:
+            context, upstream_body = await self._prepare(request)
+            if request.stream:
+                async for message in self._run_streaming(context, upstream_body):
+                    yield message
+            else:
+                yield executor_pb2.ExecuteEvent(response=await self._run_json(context, upstream_body))
+        except AgenticError as error:
+            TURNS.labels(status="error").inc()
+            yield executor_pb2.ExecuteEvent(
+                error=common_pb2.ApiError(http_status=error.http_status, body=error.body())
+            )
+
+    async def _prepare(self, request: executor_pb2.ExecuteRequest) -> tuple[TurnContext, bytes]:
+        if not request.principal.tenant:
+            raise InvalidRequest("The request has no tenant.", code="missing_tenant")
+        payload = parse_json_object(request.request_json)
+        parsed = validate_create_request(payload)
+        if parsed.conversation is not None:
+            raise InvalidRequest("The `conversation` parameter is not supported yet.", param="conversation", code="unsupported_parameter")
+        if parsed.background:
+            raise InvalidRequest("Background responses are not supported yet.", param="background", code="unsupported_parameter")
+        input_items = normalize_input(parsed.input)
+        history: list[bytes] = []
+        if parsed.previous_response_id:
+            history = await self.state.rehydrate(request.principal, parsed.previous_response_id)
+        context = TurnContext(
+            request=parsed,
+            payload=payload,
+            principal=request.principal,
+            response_id=new_response_id(),
+            created_at=int(time.time()),
+            input_items=input_items,
+        )
+        return context, _upstream_body(payload, history, input_items, stream=request.stream)
+
+    async def _run_json(self, context: TurnContext, upstream_body: bytes) -> bytes:
+        started = time.perf_counter()
+        outcome = outcome_from_json(await self.upstream.create_response(upstream_body))
+        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
+        response = self._final_response(context, outcome)
+        if context.request.store and outcome.status != "failed":
+            await self._persist(context, response, outcome)
+        TURNS.labels(status=outcome.status).inc()
+        return orjson.dumps(response)
+
+    async def _run_streaming(self, context: TurnContext, upstream_body: bytes) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+        sequencer = EventSequencer()
+        translator = StreamTranslator(sequencer)
+        started = time.perf_counter()
+        upstream_events = self.upstream.stream_response(upstream_body)
+        # The first upstream event is awaited before anything is emitted, so that
+        # a refused request still reaches the client as a plain HTTP error.
+        first_event = await anext(upstream_events, None)
+        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
+        opening = self._final_response(context, RoundOutcome(status="in_progress", output=[]))
+        opening["completed_at"] = None
+        for event_type in ("response.created", "response.in_progress"):
+            yield _event_message(*sequencer.emit({"type": event_type, "response": opening}))
+        try:
+            if first_event is not None:
+                translated = translator.translate(first_event)
+                if translated is not None:
+                    yield _event_message(*translated)
+                async for event in upstream_events:
+                    translated = translator.translate(event)
+                    if translated is not None:
+                        yield _event_message(*translated)
+                    if translator.finished:
+                        break
+            outcome = translator.outcome() or RoundOutcome(
+                status="failed",
+                output=[],
+                error={"code": "upstream_incomplete", "message": "The model server's stream ended before the response finished."},
+            )
+        except AgenticError as error:
+            outcome = RoundOutcome(status="failed", output=[], error={"code": error.code or "upstream_error", "message": error.message})
+        finally:
+            await upstream_events.aclose()
+        response = self._final_response(context, outcome)
+        if context.request.store and outcome.status != "failed":
+            try:
+                await self._persist(context, response, outcome)
+            except AgenticError as error:
+                log.error("persisting %s failed: %s", context.response_id, error.message)
+                response = self._final_response(
+                    context,
+                    RoundOutcome(status="failed", output=outcome.output, usage=outcome.usage,
+                                 error={"code": "persist_failed", "message": "The response could not be stored."}),
+                )
+        TURNS.labels(status=response["status"]).inc()
+        yield _event_message(*sequencer.emit({"type": f"response.{response['status']}", "response": response}))
+
+    def _final_response(self, context: TurnContext, outcome: RoundOutcome) -> dict[str, Any]:
+        finished_at = int(time.time()) if outcome.status == "completed" else None
+        return build_response(
+            context.request,
+            response_id=context.response_id,
+            created_at=context.created_at,
+            status=outcome.status,
+            output=outcome.output,
+            usage=outcome.usage,
+            error=outcome.error,
+            incomplete_details=outcome.incomplete_details,
+            completed_at=finished_at,
+        )
+
+    async def _persist(self, context: TurnContext, response: dict[str, Any], outcome: RoundOutcome) -> None:
+        await self.state.persist_turn(
+            state_pb2.PersistTurnRequest(
+                principal=context.principal,
+                response_id=context.response_id,
+                previous_response_id=context.request.previous_response_id or "",
+                response=orjson.dumps(response),
+                input_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in context.input_items],
+                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in outcome.output],
+                model=context.request.model,
+                status=outcome.status,
+            )
+        )
+
+
+def _upstream_body(
+    payload: dict[str, Any], history: list[bytes], input_items: list[dict[str, Any]], *, stream: bool
+) -> bytes:
+    """The stateless request: the client's fields minus ours, with the whole history inlined."""
+    body = {key: value for key, value in payload.items() if key not in _GATEWAY_ONLY_FIELDS}
+    body["input"] = [model_view(orjson.loads(item)) for item in history] + [model_view(item) for item in input_items]
+    body["store"] = False
+    body["stream"] = stream
+    return orjson.dumps(body)

@@ -1,0 +1,1 @@
+"""The gateway: the public HTTP API, relaying executor events as SSE."""

@@ -1,0 +1,11 @@
+"""Prometheus metrics of the gateway."""
+
+from prometheus_client import Counter, Histogram
+
+REQUESTS = Counter("agentic_gateway_requests_total", "HTTP requests by route and status.", ["route", "status"])
+TURN_SECONDS = Histogram(
+    "agentic_gateway_turn_seconds",
+    "Time to the full JSON response, or to the first SSE event for streams.",
+    ["mode"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)

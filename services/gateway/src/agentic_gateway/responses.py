@@ -1,0 +1,189 @@
+"""The Responses routes: create (JSON or SSE relay), retrieve, delete, input items."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import grpc
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from agentic.v1 import common_pb2, executor_pb2, state_pb2
+from agentic_core.errors import AgenticError, InvalidRequest, RelayedError
+from agentic_core.responses.request import parse_json_object
+from agentic_core.sse import frame
+from agentic_gateway.body import read_body
+from agentic_gateway.errors import error_response
+from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
+from agentic_runtime.grpc_errors import error_from_rpc
+
+router = APIRouter()
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+MAX_PAGE_SIZE = 100
+
+
+def _json(content: bytes, status: int = 200) -> Response:
+    return Response(content=content, status_code=status, media_type="application/json")
+
+
+def _principal(request: Request) -> common_pb2.Principal:
+    gateway = request.app.state.gateway
+    return gateway.auth.authenticate(request.headers.get("authorization"), request.headers.get("x-api-key"))
+
+
+def _routing_stream_flag(body: bytes) -> bool:
+    """Read the one routing field the relay needs; the executor validates the rest."""
+    payload = parse_json_object(body)
+    stream = payload.get("stream", False)
+    if stream is None:
+        return False
+    if not isinstance(stream, bool):
+        raise InvalidRequest("Invalid value for 'stream': expected a boolean.", param="stream", code="invalid_type")
+    return stream
+
+
+@router.post("/v1/responses")
+async def create_response(request: Request) -> Response:
+    gateway = request.app.state.gateway
+    started = time.perf_counter()
+    try:
+        principal = _principal(request)
+        body = await read_body(request, gateway.settings.max_body_bytes)
+        stream = _routing_stream_flag(body)
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        call = gateway.peers.executor.Execute(
+            executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id),
+            timeout=gateway.settings.turn_timeout_seconds,
+        )
+        messages = call.__aiter__()
+        try:
+            first = await messages.__anext__()
+        except StopAsyncIteration:
+            raise RelayedError(502, AgenticError("The executor ended the turn without a result.").body()) from None
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_rpc(exc, "executor") from None
+    except AgenticError as error:
+        REQUESTS.labels(route="create_response", status=error.http_status).inc()
+        return error_response(error)
+
+    kind = first.WhichOneof("payload")
+    if kind == "error":
+        REQUESTS.labels(route="create_response", status=first.error.http_status).inc()
+        return Response(content=first.error.body, status_code=first.error.http_status, media_type="application/json")
+    if kind == "response":
+        TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
+        REQUESTS.labels(route="create_response", status=200).inc()
+        return _json(first.response)
+    TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
+    REQUESTS.labels(route="create_response", status=200).inc()
+    return StreamingResponse(
+        _relay(call, messages, first), media_type="text/event-stream", headers={**_SSE_HEADERS, "x-request-id": request_id}
+    )
+
+
+async def _relay(call, messages: AsyncIterator[executor_pb2.ExecuteEvent], first: executor_pb2.ExecuteEvent) -> AsyncIterator[bytes]:
+    """One write per event, as it arrives."""
+    try:
+        yield frame(first.event.event_type, first.event.data)
+        async for message in messages:
+            if message.WhichOneof("payload") == "event":
+                yield frame(message.event.event_type, message.event.data)
+    except grpc.aio.AioRpcError as exc:
+        error = error_from_rpc(exc, "executor")
+        yield frame("error", orjson.dumps({"type": "error", "code": error.code, "message": error.message, "param": None}))
+    finally:
+        call.cancel()
+
+
+async def _state_call(coroutine):
+    try:
+        return await coroutine
+    except grpc.aio.AioRpcError as exc:
+        raise error_from_rpc(exc, "state") from None
+
+
+@router.get("/v1/responses/{response_id}")
+async def retrieve_response(request: Request, response_id: str) -> Response:
+    gateway = request.app.state.gateway
+    try:
+        principal = _principal(request)
+        stored = await _state_call(
+            gateway.peers.state.GetResponse(
+                state_pb2.GetResponseRequest(principal=principal, response_id=response_id),
+                timeout=gateway.settings.ready_timeout_seconds * 5,
+            )
+        )
+    except AgenticError as error:
+        return error_response(error)
+    return _json(stored.response)
+
+
+@router.delete("/v1/responses/{response_id}")
+async def delete_response(request: Request, response_id: str) -> Response:
+    gateway = request.app.state.gateway
+    try:
+        principal = _principal(request)
+        await _state_call(
+            gateway.peers.state.DeleteResponse(
+                state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id),
+                timeout=gateway.settings.ready_timeout_seconds * 5,
+            )
+        )
+    except AgenticError as error:
+        return error_response(error)
+    return _json(orjson.dumps({"id": response_id, "object": "response.deleted", "deleted": True}))
+
+
+@router.get("/v1/responses/{response_id}/input_items")
+async def list_input_items(request: Request, response_id: str) -> Response:
+    gateway = request.app.state.gateway
+    try:
+        principal = _principal(request)
+        query = request.query_params
+        limit = _limit(query.get("limit"))
+        order = query.get("order", "desc")
+        if order not in ("asc", "desc"):
+            raise InvalidRequest("Invalid value for 'order': expected 'asc' or 'desc'.", param="order", code="invalid_value")
+        page = await _state_call(
+            gateway.peers.state.ListInputItems(
+                state_pb2.ListInputItemsRequest(
+                    principal=principal,
+                    response_id=response_id,
+                    limit=limit,
+                    after=query.get("after", ""),
+                    before=query.get("before", ""),
+                    ascending=order == "asc",
+                ),
+                timeout=gateway.settings.ready_timeout_seconds * 5,
+            )
+        )
+    except AgenticError as error:
+        return error_response(error)
+    return _json(item_list(page.items, page.has_more))
+
+
+def item_list(items, has_more: bool) -> bytes:
+    """An OpenAI list object, assembled from the stored item bytes without re-parsing them."""
+    data = b",".join(item.data for item in items)
+    first_id = orjson.dumps(items[0].id if items else None)
+    last_id = orjson.dumps(items[-1].id if items else None)
+    return (
+        b'{"object":"list","data":[' + data + b'],"first_id":' + first_id + b',"last_id":' + last_id
+        + b',"has_more":' + (b"true" if has_more else b"false") + b"}"
+    )
+
+
+def _limit(raw: str | None) -> int:
+    if raw is None:
+        return 20
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidRequest("Invalid value for 'limit': expected an integer.", param="limit", code="invalid_value") from None
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise InvalidRequest(f"Invalid value for 'limit': expected 1 to {MAX_PAGE_SIZE}.", param="limit", code="invalid_value")
+    return limit

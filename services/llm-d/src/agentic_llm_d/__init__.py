@@ -1,0 +1,1 @@
+"""The llm-d backend: hydrate/persist for llm-d coordinators that run inference themselves."""

@@ -1,0 +1,25 @@
+"""`python -m agentic_llm_d`: check the secrets, then serve until SIGTERM."""
+
+import sys
+
+from pydantic import ValidationError
+
+from agentic_llm_d.app import create_app
+from agentic_llm_d.settings import LlmDSettings
+from agentic_runtime.http_service import run_uvicorn
+from agentic_runtime.logs import configure_logging
+
+
+def main() -> None:
+    try:
+        settings = LlmDSettings()
+    except ValidationError as exc:
+        # Refuse to bind with weak or missing secrets; never echo their values.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors(include_input=False))
+        sys.exit(f"agentic-llm-d: invalid settings: {problems}")
+    configure_logging("llm-d", settings.log_level)
+    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds)
+
+
+if __name__ == "__main__":
+    main()

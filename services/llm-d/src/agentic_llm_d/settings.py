@@ -1,0 +1,36 @@
+"""Settings of the llm-d backend (fixed `AGENTIC_LLM_D_*` names from the design)."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import SettingsConfigDict
+
+from agentic_runtime.settings import ServiceSettings, fixed_env
+
+MIN_SECRET_BYTES = 32
+
+
+def _strong_enough(secret: SecretStr, name: str) -> None:
+    value = secret.get_secret_value().encode()
+    if len(value.strip()) < MIN_SECRET_BYTES or any(byte in b" \t\r\n" for byte in value.strip()):
+        raise ValueError(f"{name} must be at least {MIN_SECRET_BYTES} bytes with no whitespace")
+
+
+class LlmDSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTIC_LLM_D_", extra="ignore", frozen=True)
+
+    host: str = "0.0.0.0"
+    port: int = Field(default=8081, validation_alias=fixed_env("AGENTIC_LLM_D_PORT"))
+    state_address: str = "127.0.0.1:50052"
+    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"))
+    signing_key: SecretStr = Field(validation_alias=fixed_env("AGENTIC_LLM_D_SIGNING_KEY"))
+    api_token: SecretStr = Field(validation_alias=fixed_env("AGENTIC_LLM_D_API_TOKEN"))
+    ready_timeout_seconds: float = Field(default=2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _secrets_are_usable(self) -> LlmDSettings:
+        _strong_enough(self.signing_key, "AGENTIC_LLM_D_SIGNING_KEY")
+        _strong_enough(self.api_token, "AGENTIC_LLM_D_API_TOKEN")
+        if self.signing_key.get_secret_value().strip() == self.api_token.get_secret_value().strip():
+            raise ValueError("AGENTIC_LLM_D_SIGNING_KEY and AGENTIC_LLM_D_API_TOKEN must differ")
+        return self

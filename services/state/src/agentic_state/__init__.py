@@ -1,0 +1,1 @@
+"""The state service: tenant-scoped storage of responses and their items."""

@@ -1,0 +1,48 @@
+"""Wiring of the state service: pool, servicer, gRPC server, drain."""
+
+from __future__ import annotations
+
+import logging
+
+import asyncpg
+
+from agentic.v1 import state_pb2, state_pb2_grpc
+from agentic_runtime import lifecycle
+from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime.metrics import serve_metrics
+from agentic_state.migrations import migrate
+from agentic_state.servicer import StateServicer
+from agentic_state.settings import StateSettings
+from agentic_state.store import StateStore
+
+log = logging.getLogger(__name__)
+
+
+async def migrate_only(settings: StateSettings) -> None:
+    applied = await migrate(settings.database_url)
+    log.info("migrations applied: %s", ", ".join(applied) or "none needed")
+
+
+async def create_pool(settings: StateSettings) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        settings.database_url,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        server_settings={"statement_timeout": str(settings.statement_timeout_ms), "application_name": "agentic-state"},
+    )
+
+
+async def serve(settings: StateSettings) -> None:
+    stop = lifecycle.shutdown_event()
+    pool = await create_pool(settings)
+    store = StateStore(pool, settings.max_chain_depth)
+    service = GrpcService([state_pb2.DESCRIPTOR.services_by_name["State"].full_name])
+    service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(StateServicer(store), server))
+    port = await service.start(settings.host, settings.port)
+    serve_metrics(settings.metrics_port)
+    await service.set_serving(True)
+    log.info("state listening on %s:%d", settings.host, port)
+    await stop.wait()
+    log.info("draining")
+    await service.drain(settings.drain_seconds)
+    await pool.close()

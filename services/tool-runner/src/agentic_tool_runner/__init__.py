@@ -1,0 +1,1 @@
+"""The tool runner: a NATS JetStream consumer that executes gateway-owned tools."""
