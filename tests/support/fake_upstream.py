@@ -1,0 +1,277 @@
+"""A scripted fake model server: a real HTTP server on loopback speaking vLLM 0.32's wire format.
+
+Shapes, field sets, event order and error bodies follow the captures in
+tests/fixtures (recorded from a real vLLM). Tests script replies with
+`FakeUpstream.script(...)` and read what the server received in `.requests`.
+Run standalone for benchmarks: `python -m tests.support.fake_upstream --port 8000`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+SERVED_MODEL = "smollm2"
+
+
+@dataclass
+class Text:
+    """An assistant message; `incomplete=True` ends it like a `max_output_tokens` cut."""
+
+    text: str
+    incomplete: bool = False
+
+
+@dataclass
+class FunctionCall:
+    name: str
+    arguments: str
+
+
+@dataclass
+class HttpError:
+    status: int
+    message: str
+    error_type: str = "BadRequestError"
+    param: str | None = None
+
+
+@dataclass
+class Truncated:
+    """A stream that stops after `events` events, without a terminal event."""
+
+    text: str
+    events: int = 4
+
+
+@dataclass
+class Delay:
+    """Wait before answering (to provoke timeouts)."""
+
+    seconds: float
+    then: Any = None
+
+
+Reply = Text | FunctionCall | HttpError | Truncated | Delay
+
+
+def _hex(n: int = 8) -> str:
+    return secrets.token_hex(n)
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0, "input_tokens_per_turn": [], "cached_tokens_per_turn": []},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0, "tool_output_tokens": 0, "output_tokens_per_turn": [], "tool_output_tokens_per_turn": []},
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def _response_object(request: dict[str, Any], response_id: str, status: str, output: list, usage: dict | None) -> dict[str, Any]:
+    return {
+        "id": response_id, "created_at": int(time.time()),
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "instructions": request.get("instructions"), "metadata": None, "model": request.get("model"),
+        "object": "response", "output": output, "parallel_tool_calls": True,
+        "temperature": float(request.get("temperature", 1.0)), "tool_choice": request.get("tool_choice", "none" if not request.get("tools") else "auto"),
+        "tools": request.get("tools", []), "top_p": 1.0, "background": False,
+        "max_output_tokens": request.get("max_output_tokens"), "max_tool_calls": None, "previous_response_id": None,
+        "prompt": None, "reasoning": None, "service_tier": "auto", "status": status, "text": None, "top_logprobs": None,
+        "truncation": "disabled", "usage": usage, "user": None, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+        "kv_transfer_params": None, "ec_transfer_params": None, "input_messages": None, "output_messages": None,
+    }
+
+
+def _words(text: str) -> list[str]:
+    pieces, current = [], ""
+    for char in text:
+        if char in " ,.!?" and current:
+            pieces.append(current)
+            current = ""
+        current += char
+    if current:
+        pieces.append(current)
+    return pieces or [""]
+
+
+def _last_user_text(request: dict[str, Any]) -> str:
+    raw = request.get("input")
+    if isinstance(raw, str):
+        return raw
+    for item in reversed(raw or []):
+        if item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            return " ".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+    return ""
+
+
+def _error_body(reply: HttpError) -> bytes:
+    return orjson.dumps({"error": {"message": reply.message, "type": reply.error_type, "param": reply.param, "code": reply.status}})
+
+
+class FakeUpstream:
+    """Start with `start()`; `base_url` ends in `/v1` like a real OpenAI-compatible server."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self.requests: list[dict[str, Any]] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = Starlette(routes=[
+            Route("/v1/responses", self._responses, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+        ])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    def _next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+        return Text(f"Echo: {_last_user_text(request)}")
+
+    async def _models(self, request: Request) -> Response:
+        body = {"object": "list", "data": [{"id": SERVED_MODEL, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": "hf_smol", "parent": None, "max_model_len": 4096}]}
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    async def _responses(self, request: Request) -> Response:
+        payload = orjson.loads(await request.body())
+        reply = self._next_reply(payload)
+        while isinstance(reply, Delay):
+            await asyncio.sleep(reply.seconds)
+            reply = reply.then or Text(f"Echo: {_last_user_text(payload)}")
+        if payload.get("model") != SERVED_MODEL:
+            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {SERVED_MODEL}.", "NotFoundError", "model")
+        elif payload.get("previous_response_id"):
+            reply = HttpError(404, f"Response with id '{payload['previous_response_id']}' not found.", "invalid_request_error", "response_id")
+        if isinstance(reply, HttpError):
+            return Response(_error_body(reply), status_code=reply.status, media_type="application/json")
+        if payload.get("stream"):
+            return StreamingResponse(self._events(payload, reply), media_type="text/event-stream")
+        return Response(orjson.dumps(self._final(payload, reply)), media_type="application/json")
+
+    @staticmethod
+    def _item(reply: Text | FunctionCall | Truncated, item_id: str, call_id: str, status: str, content: str) -> dict[str, Any]:
+        if isinstance(reply, FunctionCall):
+            return {"arguments": content, "call_id": call_id, "name": reply.name, "type": "function_call", "id": item_id,
+                    "async": None, "caller": None, "namespace": None, "status": status}
+        parts = [{"annotations": [], "text": content, "type": "output_text", "logprobs": None}] if status == "completed" else []
+        return {"id": item_id, "content": parts, "role": "assistant", "status": status, "type": "message", "phase": None}
+
+    def _final(self, payload: dict[str, Any], reply: Text | FunctionCall) -> dict[str, Any]:
+        content = reply.arguments if isinstance(reply, FunctionCall) else reply.text
+        prefix = "fc" if isinstance(reply, FunctionCall) else "msg"
+        item = self._item(reply, f"{prefix}_{_hex()}", f"chatcmpl-tool-{_hex(16)}", "completed", content)
+        status = "incomplete" if isinstance(reply, Text) and reply.incomplete else "completed"
+        return _response_object(payload, f"resp_{_hex()}", status, [item], _usage(36, len(_words(content))))
+
+    async def _events(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated):
+        response_id, sequence = f"resp_{_hex()}", 0
+
+        def event(body: dict[str, Any]) -> bytes:
+            nonlocal sequence
+            body["sequence_number"] = sequence
+            sequence += 1
+            return b"event: " + body["type"].encode() + b"\ndata: " + orjson.dumps(body) + b"\n\n"
+
+        emitted = 0
+        limit = reply.events if isinstance(reply, Truncated) else None
+        frames = self._stream_frames(payload, reply, response_id, event)
+        for chunk in frames:
+            if limit is not None and emitted >= limit:
+                return
+            emitted += 1
+            yield chunk
+
+    def _stream_frames(self, payload, reply, response_id, event):
+        opening = _response_object(payload, response_id, "in_progress", [], None)
+        yield event({"response": opening, "type": "response.created"})
+        yield event({"response": opening, "type": "response.in_progress"})
+        is_call = isinstance(reply, FunctionCall)
+        content = reply.arguments if is_call else reply.text
+        item_id, call_id = f"{'fc' if is_call else 'msg'}_{_hex()}", f"chatcmpl-tool-{_hex(16)}"
+        yield event({"item": self._item(reply, item_id, call_id, "in_progress", ""), "output_index": 0, "type": "response.output_item.added"})
+        if is_call:
+            for piece in _words(content):
+                yield event({"delta": piece, "item_id": item_id, "output_index": 0, "type": "response.function_call_arguments.delta"})
+            yield event({"arguments": content, "item_id": item_id, "output_index": 0, "type": "response.function_call_arguments.done", "name": reply.name})
+        else:
+            yield event({"content_index": 0, "item_id": item_id, "output_index": 0,
+                         "part": {"annotations": [], "text": "", "type": "output_text", "logprobs": []}, "type": "response.content_part.added"})
+            for piece in _words(content):
+                yield event({"content_index": 0, "delta": piece, "item_id": item_id, "logprobs": [], "output_index": 0, "type": "response.output_text.delta"})
+            yield event({"content_index": 0, "item_id": item_id, "logprobs": [], "output_index": 0, "text": content, "type": "response.output_text.done"})
+            yield event({"content_index": 0, "item_id": item_id, "output_index": 0,
+                         "part": {"annotations": [], "text": content, "type": "output_text", "logprobs": None}, "type": "response.content_part.done"})
+        item = self._item(reply, item_id, call_id, "completed", content)
+        yield event({"item": item, "output_index": 0, "type": "response.output_item.done"})
+        status = "incomplete" if isinstance(reply, Text) and reply.incomplete else "completed"
+        final = _response_object(payload, response_id, status, [item], _usage(36, len(_words(content))))
+        yield event({"response": final, "type": f"response.{status}"})
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> FakeUpstream:
+        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning", lifespan="off",
+                                http="httptools", loop="uvloop")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="fake-upstream", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise TimeoutError("fake upstream did not start")
+            time.sleep(0.01)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+    fake = FakeUpstream(args.host, args.port)
+    uvicorn.run(fake.app, host=args.host, port=args.port, log_level="warning", http="httptools", loop="uvloop", access_log=False)
+
+
+if __name__ == "__main__":
+    main()
