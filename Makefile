@@ -1,5 +1,5 @@
 # agentic — developer entry points. `make run` and `make test` are the README's two commands.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -11,7 +11,7 @@ PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime \
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-unit test-e2e bench proto proto-check clean
+.PHONY: install run test test-unit test-e2e bench proto clean docs
 
 install: $(STAMP)
 
@@ -41,3 +41,19 @@ proto: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Container images (needs a Docker engine): one per service, built from the repository root.
+IMAGE_REPOSITORY ?= ghcr.io/agentic
+IMAGE_TAG ?= dev
+IMAGE_SERVICES := gateway executor state mcp-bridge tool-runner llm-d
+
+.PHONY: images
+images:
+	@docker info >/dev/null 2>&1 || { echo "make images needs a running Docker engine"; exit 1; }
+	@for service in $(IMAGE_SERVICES); do \
+		docker build -f services/$$service/Dockerfile -t $(IMAGE_REPOSITORY)/$$service:$(IMAGE_TAG) \
+			--build-arg REVISION=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown) . || exit 1; \
+	done
+
+docs: install
+	$(PY) -m tests.support.settings_catalog --write README.md
