@@ -87,6 +87,7 @@ class LocalStack:
         self.nats: EmbeddedNats | None = None
         self.children: list[ChildProcess] = []
         self.urls: dict[str, str] = {}
+        self.metrics_urls: dict[str, str] = {}
         self.database_url = ""
         self.nats_url = ""
 
@@ -139,6 +140,7 @@ class LocalStack:
         gateway_port = _port(self.config.gateway_port, "the gateway (AGENTIC_PORT)")
         llm_d_port = _port(self.config.llm_d_port, "llm-d (AGENTIC_LLM_D_PORT)")
         runner_port = free_port()
+        metrics = {name: free_port() for name in ("state", "executor", "mcp-bridge")}
         signing_key, api_token = _llm_d_secrets(self.data_dir)
         upstream = {"AGENTIC_UPSTREAM_URL": self.config.upstream_url}
         if self.config.upstream_api_key:
@@ -146,14 +148,14 @@ class LocalStack:
         loopback = "127.0.0.1"
 
         state = self._spawn("state", "agentic_state", self._env(
-            AGENTIC_STATE_HOST=loopback, AGENTIC_STATE_PORT=state_port, AGENTIC_STATE_METRICS_PORT=free_port()))
+            AGENTIC_STATE_HOST=loopback, AGENTIC_STATE_PORT=state_port, AGENTIC_STATE_METRICS_PORT=metrics["state"]))
         executor = self._spawn("executor", "agentic_executor", self._env(
             AGENTIC_EXECUTOR_HOST=loopback, AGENTIC_EXECUTOR_PORT=executor_port,
-            AGENTIC_EXECUTOR_METRICS_PORT=free_port(), AGENTIC_EXECUTOR_STATE_ADDRESS=f"{loopback}:{state_port}",
+            AGENTIC_EXECUTOR_METRICS_PORT=metrics["executor"], AGENTIC_EXECUTOR_STATE_ADDRESS=f"{loopback}:{state_port}",
             **upstream))
         bridge = self._spawn("mcp-bridge", "agentic_mcp_bridge", self._env(
             AGENTIC_MCP_BRIDGE_HOST=loopback, AGENTIC_MCP_BRIDGE_PORT=bridge_port,
-            AGENTIC_MCP_BRIDGE_METRICS_PORT=free_port()))
+            AGENTIC_MCP_BRIDGE_METRICS_PORT=metrics["mcp-bridge"]))
         runner = self._spawn("tool-runner", "agentic_tool_runner", self._env(
             AGENTIC_TOOL_RUNNER_HOST=loopback, AGENTIC_TOOL_RUNNER_PORT=runner_port))
         llm_d = self._spawn("llm-d", "agentic_llm_d", self._env(
@@ -174,6 +176,9 @@ class LocalStack:
             "tool-runner": f"http://127.0.0.1:{runner_port}",
             "llm-d": f"http://127.0.0.1:{llm_d_port}",
         })
+        self.metrics_urls = {name: f"http://127.0.0.1:{port}/metrics" for name, port in metrics.items()}
+        for name in ("gateway", "tool-runner", "llm-d"):
+            self.metrics_urls[name] = self.urls[name] + "/metrics"
         timeout = self.config.ready_timeout
         wait_until(lambda: _grpc_serving(bridge_port), timeout, "mcp-bridge health", [bridge])
         wait_until(lambda: _http_ready(self.urls["tool-runner"] + "/ready"), timeout, "tool-runner /ready", [runner])

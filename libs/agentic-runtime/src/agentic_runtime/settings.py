@@ -16,5 +16,7 @@ class ServiceSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="AGENTIC_", extra="ignore", frozen=True)
 
-    log_level: str = Field(default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"))
+    log_level: str = Field(
+        default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"), description="Log level of every service (JSON logs on stderr)."
+    )
     drain_seconds: float = Field(default=10.0, gt=0, description="How long SIGTERM waits for in-flight work.")

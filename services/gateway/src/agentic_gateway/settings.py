@@ -11,15 +11,17 @@ from agentic_runtime.settings import ServiceSettings, fixed_env
 class GatewaySettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_GATEWAY_", extra="ignore", frozen=True)
 
-    host: str = "0.0.0.0"
-    port: int = Field(default=8080, validation_alias=fixed_env("AGENTIC_PORT"))
-    executor_address: str = "127.0.0.1:50051"
-    state_address: str = "127.0.0.1:50052"
-    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"))
+    host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
+    port: int = Field(default=8080, validation_alias=fixed_env("AGENTIC_PORT"), description="Gateway HTTP port.")
+    executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
+    state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
+    nats_url: str = Field(
+        default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"), description="NATS server (JetStream enabled)."
+    )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")
     api_keys: SecretStr | None = Field(
         default=None,
         description="Comma-separated `key=tenant` pairs (a bare key maps to tenant `default`). Unset: no auth.",
     )
     turn_timeout_seconds: float = Field(default=900.0, gt=0, description="Longest a single turn may run.")
-    ready_timeout_seconds: float = Field(default=2.0, gt=0)
+    ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of each dependency check behind /ready.")

@@ -19,13 +19,19 @@ def _strong_enough(secret: SecretStr, name: str) -> None:
 class LlmDSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_LLM_D_", extra="ignore", frozen=True)
 
-    host: str = "0.0.0.0"
-    port: int = Field(default=8081, validation_alias=fixed_env("AGENTIC_LLM_D_PORT"))
-    state_address: str = "127.0.0.1:50052"
-    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"))
-    signing_key: SecretStr = Field(validation_alias=fixed_env("AGENTIC_LLM_D_SIGNING_KEY"))
-    api_token: SecretStr = Field(validation_alias=fixed_env("AGENTIC_LLM_D_API_TOKEN"))
-    ready_timeout_seconds: float = Field(default=2.0, gt=0)
+    host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
+    port: int = Field(default=8081, validation_alias=fixed_env("AGENTIC_LLM_D_PORT"), description="llm-d backend HTTP port.")
+    state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
+    nats_url: str = Field(
+        default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"), description="NATS server (JetStream enabled)."
+    )
+    signing_key: SecretStr = Field(
+        validation_alias=fixed_env("AGENTIC_LLM_D_SIGNING_KEY"), description="HS256 key for hydrate contexts (>= 32 bytes)."
+    )
+    api_token: SecretStr = Field(
+        validation_alias=fixed_env("AGENTIC_LLM_D_API_TOKEN"), description="Workload token callers send (>= 32 bytes)."
+    )
+    ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of the state check behind /ready.")
 
     @model_validator(mode="after")
     def _secrets_are_usable(self) -> LlmDSettings:

@@ -11,8 +11,14 @@ from agentic_runtime.settings import ServiceSettings, fixed_env
 class McpBridgeSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_MCP_BRIDGE_", extra="ignore", frozen=True)
 
-    host: str = "0.0.0.0"
-    port: int = 50053
-    metrics_port: int = 9103
-    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"))
-    allowed_hosts: str = Field(default="", validation_alias=fixed_env("AGENTIC_MCP_ALLOWED_HOSTS"))
+    host: str = Field(default="0.0.0.0", description="Address the gRPC server binds.")
+    port: int = Field(default=50053, description="MCP bridge gRPC port.")
+    metrics_port: int = Field(default=9103, description="Prometheus /metrics port (0 disables).")
+    nats_url: str = Field(
+        default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"), description="NATS server (JetStream enabled)."
+    )
+    allowed_hosts: str = Field(
+        default="",
+        validation_alias=fixed_env("AGENTIC_MCP_ALLOWED_HOSTS"),
+        description="Comma-separated hosts (and host:port) MCP servers from requests may use.",
+    )

@@ -11,6 +11,8 @@ from agentic_runtime.settings import ServiceSettings, fixed_env
 class ToolRunnerSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_TOOL_RUNNER_", extra="ignore", frozen=True)
 
-    host: str = "0.0.0.0"
+    host: str = Field(default="0.0.0.0", description="Address the probe server binds.")
     port: int = Field(default=8090, description="Probes and /metrics.")
-    nats_url: str = Field(default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"))
+    nats_url: str = Field(
+        default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"), description="NATS server (JetStream enabled)."
+    )

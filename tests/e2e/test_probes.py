@@ -1,0 +1,43 @@
+"""Every service reports health, readiness and Prometheus metrics."""
+
+from __future__ import annotations
+
+import grpc
+import httpx
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+@pytest.mark.parametrize("service", ["gateway", "tool-runner", "llm-d"])
+def test_http_services_answer_health_and_ready(stack, service: str) -> None:
+    base = stack.urls[service]
+    assert httpx.get(f"{base}/health").json() == {"status": "ok"}
+    ready = httpx.get(f"{base}/ready")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+
+
+def test_gateway_readiness_covers_state_executor_and_nats(stack) -> None:
+    checks = httpx.get(f"{stack.urls['gateway']}/ready").json()["checks"]
+    assert checks["state"] and checks["executor"] and checks["nats"]
+
+
+@pytest.mark.parametrize("service", ["executor", "state", "mcp-bridge"])
+def test_grpc_services_serve_the_standard_health_service(stack, service: str) -> None:
+    target = stack.urls[service].removeprefix("grpc://")
+    with grpc.insecure_channel(target) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+@pytest.mark.parametrize("service", ["gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d"])
+def test_every_service_exposes_prometheus_metrics(stack, service: str) -> None:
+    reply = httpx.get(stack.metrics_urls[service])
+    assert reply.status_code == 200
+    assert "# TYPE process_cpu_seconds_total counter" in reply.text or "python_info" in reply.text
+
+
+def test_turn_metrics_count_completed_turns(stack, client, upstream) -> None:
+    client.responses.create(model="smollm2", input="count me")
+    text = httpx.get(stack.metrics_urls["executor"]).text
+    assert 'agentic_executor_turns_total{status="completed"}' in text
+    assert "agentic_gateway_requests_total" in httpx.get(stack.metrics_urls["gateway"]).text
