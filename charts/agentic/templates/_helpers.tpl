@@ -160,8 +160,13 @@ Args: root, key.
 {{- define "agentic.extraEnv" -}}
 {{- $values := index .root.Values .key -}}
 {{- range $name, $value := $values.config }}
+{{- $text := toString $value }}
+{{- /* Helm reads YAML numbers as floats: write whole numbers without an exponent. */}}
+{{- if and (kindIs "float64" $value) (eq (float64 (int64 $value)) $value) }}
+{{- $text = int64 $value | toString }}
+{{- end }}
 - name: {{ $name }}
-  value: {{ $value | toString | quote }}
+  value: {{ $text | quote }}
 {{- end }}
 {{- with $values.env }}
 {{ toYaml . }}

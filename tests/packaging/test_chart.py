@@ -1,0 +1,489 @@
+"""The Helm chart, rendered by the real Helm engine for its defaults and every documented preset."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from agentic_runtime.nats import TOOLS_STREAM
+from tests.packaging.support import (
+    BY_COMPONENT,
+    CHART,
+    EXTRA_ENV,
+    EXTRA_ENV_PREFIXES,
+    KUBERNETES_VERSIONS,
+    NAMESPACE,
+    PENDING_ENV,
+    PRESET_NAMES,
+    SERVICES,
+    component_of,
+    literal_env,
+    load_settings,
+    name_of,
+    of_kind,
+    preset_values,
+    render,
+    rendered_preset,
+)
+
+CUSTOM_RESOURCES = {"ScaledObject", "ServiceMonitor", "HTTPRoute"}
+
+
+def deployments(preset: str) -> dict[str, dict[str, Any]]:
+    return {component_of(d): d for d in rendered_preset(preset) if d["kind"] == "Deployment"}
+
+
+def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    (only,) = deployment["spec"]["template"]["spec"]["containers"]
+    return only
+
+
+# --- every preset renders to valid Kubernetes objects ----------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_every_manifest_is_valid_for_kubernetes(preset: str, version: str) -> None:
+    for document in rendered_preset(preset):
+        if document["kind"] in CUSTOM_RESOURCES:
+            continue
+        kubernetes_validate.validate(document, version, strict=True)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_custom_resources_are_the_expected_kinds_and_versions(preset: str) -> None:
+    versions = {"ScaledObject": "keda.sh/v1alpha1", "ServiceMonitor": "monitoring.coreos.com/v1", "HTTPRoute": "gateway.networking.k8s.io/v1"}
+    for document in rendered_preset(preset):
+        if document["kind"] in CUSTOM_RESOURCES:
+            assert document["apiVersion"] == versions[document["kind"]]
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_object_names_are_unique_per_kind(preset: str) -> None:
+    seen = [(d["kind"], d["metadata"]["name"]) for d in rendered_preset(preset)]
+    assert len(seen) == len(set(seen))
+
+
+def test_defaults_deploy_every_service_but_llm_d() -> None:
+    assert set(deployments("default")) == {"gateway", "executor", "state", "mcp-bridge", "tool-runner"}
+    assert set(deployments("llm-d")) == {s.component for s in SERVICES}
+
+
+# --- containers: non-root, probes, resources, env that the services read --------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_container_is_non_root_read_only_and_capability_free(preset: str) -> None:
+    pods = [d["spec"]["template"]["spec"] for d in rendered_preset(preset) if d["kind"] in ("Deployment", "Job")]
+    assert pods
+    for pod in pods:
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert pod["automountServiceAccountToken"] is False
+        tmp_volumes = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+        for each in pod["containers"]:
+            security = each["securityContext"]
+            assert security["readOnlyRootFilesystem"] is True
+            assert security["allowPrivilegeEscalation"] is False
+            assert security["capabilities"]["drop"] == ["ALL"]
+            assert {"name": next(iter(tmp_volumes)), "mountPath": "/tmp"} in each["volumeMounts"]
+            assert each["resources"]["requests"]["cpu"] and each["resources"]["requests"]["memory"]
+            assert each["resources"]["limits"]["memory"]
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_grpc_services_use_grpc_probes_and_http_services_health_and_ready(preset: str) -> None:
+    for component, deployment in deployments(preset).items():
+        service = BY_COMPONENT[component]
+        spec = container(deployment)
+        if service.protocol == "grpc":
+            port = service.ports["grpc"]
+            for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+                assert spec[probe]["grpc"] == {"port": port}, (component, probe)
+        else:
+            assert spec["startupProbe"]["httpGet"]["path"] == "/health"
+            assert spec["livenessProbe"]["httpGet"]["path"] == "/health"
+            assert spec["readinessProbe"]["httpGet"]["path"] == "/ready"
+            assert spec["readinessProbe"]["httpGet"]["port"] == "http"
+
+
+def test_chart_ports_are_the_settings_defaults() -> None:
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    for service in SERVICES:
+        block = values[service.values_key]
+        assert block["port"] == service.default("port"), service.component
+        if "metrics" in service.ports:
+            assert block["metricsPort"] == service.default("metrics_port"), service.component
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_container_and_service_ports_match_the_settings(preset: str) -> None:
+    services = {component_of(s): s for s in rendered_preset(preset) if s["kind"] == "Service"}
+    for component, deployment in deployments(preset).items():
+        service = BY_COMPONENT[component]
+        ports = {p["name"]: p["containerPort"] for p in container(deployment)["ports"]}
+        assert ports == service.ports, component
+        env = literal_env(container(deployment))
+        settings = load_settings(service, env)
+        assert settings.port == ports["grpc" if service.protocol == "grpc" else "http"]
+        if "metrics" in ports:
+            assert settings.metrics_port == ports["metrics"]
+        assert {p["name"]: p["port"] for p in services[component]["spec"]["ports"]} == ports
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_env_var_is_a_setting_of_its_service(preset: str) -> None:
+    for component, deployment in deployments(preset).items():
+        service = BY_COMPONENT[component]
+        known = set(service.env_names) | EXTRA_ENV | PENDING_ENV.get(component, set())
+        for entry in container(deployment)["env"]:
+            name = entry["name"]
+            assert name in known or name.startswith(EXTRA_ENV_PREFIXES), f"{component} gets {name}, which it does not read"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_services_start_with_the_rendered_env(preset: str) -> None:
+    """Required settings are present and every value parses (types, bounds, llm-d key rules)."""
+    for component, deployment in deployments(preset).items():
+        service = BY_COMPONENT[component]
+        env = literal_env(container(deployment))
+        assert service.required_envs <= set(env), component
+        settings = load_settings(service, env)
+        assert settings.host == "0.0.0.0"
+
+
+def test_services_are_wired_to_each_other() -> None:
+    env = {c: literal_env(container(d)) for c, d in deployments("external-infra").items()}
+    state = f"{name_of('state')}:{BY_COMPONENT['state'].default('port')}"
+    executor = f"{name_of('executor')}:{BY_COMPONENT['executor'].default('port')}"
+    gateway = load_settings(BY_COMPONENT["gateway"], env["gateway"])
+    assert (gateway.executor_address, gateway.state_address) == (executor, state)
+    assert load_settings(BY_COMPONENT["executor"], env["executor"]).state_address == state
+    nats_url = preset_values("external-infra")["externalNats"]["url"]
+    for component in ("gateway", "executor", "mcp-bridge", "tool-runner"):
+        assert load_settings(BY_COMPONENT[component], env[component]).nats_url == nats_url
+
+
+def test_bundled_database_url_is_composed_from_the_subchart_secret() -> None:
+    spec = container(deployments("default")["state"])
+    by_name = {entry["name"]: entry for entry in spec["env"]}
+    assert by_name["DATABASE_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "demo-postgresql", "key": "password"}
+    assert by_name["AGENTIC_DATABASE_URL"]["value"] == "postgresql://agentic:$(DATABASE_PASSWORD)@demo-postgresql:5432/agentic"
+    names = [entry["name"] for entry in spec["env"]]
+    assert names.index("DATABASE_PASSWORD") < names.index("AGENTIC_DATABASE_URL")
+
+
+def test_service_config_values_become_env_vars() -> None:
+    spec = container(deployments("production")["gateway"])
+    assert {"name": "AGENTIC_GATEWAY_MAX_BODY_BYTES", "value": "16777216"} in spec["env"]
+
+
+def test_secrets_come_from_existing_secrets_when_named() -> None:
+    env = {e["name"]: e for e in container(deployments("production")["executor"])["env"]}
+    assert env["AGENTIC_UPSTREAM_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "agentic-secrets", "key": "upstream-api-key"}
+    assert not of_kind(rendered_preset("production"), "Secret")
+
+
+def test_chart_secret_holds_values_and_generates_llm_d_keys() -> None:
+    import base64
+
+    documents = list(_render({"llmD": {"enabled": True}, "upstream": {"apiKey": {"value": "sk-upstream"}}}))
+    (secret,) = of_kind(documents, "Secret").values()
+    data = {key: base64.b64decode(value).decode() for key, value in secret["data"].items()}
+    assert data["upstream-api-key"] == "sk-upstream"
+    assert len(data["llm-d-signing-key"]) >= 32 and len(data["llm-d-api-token"]) >= 32
+    assert data["llm-d-signing-key"] != data["llm-d-api-token"]
+    llm_d = {component_of(d): d for d in documents if d["kind"] == "Deployment"}["llm-d"]
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"]["name"] for e in container(llm_d)["env"] if "valueFrom" in e}
+    assert refs["AGENTIC_LLM_D_SIGNING_KEY"] == refs["AGENTIC_LLM_D_API_TOKEN"] == secret["metadata"]["name"]
+
+
+def _render(values: dict[str, Any]) -> list[dict[str, Any]]:
+    from tests.packaging.support import manifests
+
+    return list(manifests(render(values)))
+
+
+# --- service accounts, disruption budgets, spreading ----------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_each_service_has_its_own_service_account_without_token(preset: str) -> None:
+    accounts = of_kind(rendered_preset(preset), "ServiceAccount")
+    for component, deployment in deployments(preset).items():
+        name = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+        assert name == name_of(component)
+        assert accounts[name]["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_each_service_has_a_disruption_budget_selecting_its_pods(preset: str) -> None:
+    budgets = {component_of(b): b for b in rendered_preset(preset) if b["kind"] == "PodDisruptionBudget"}
+    for component, deployment in deployments(preset).items():
+        selector = budgets[component]["spec"]["selector"]["matchLabels"]
+        assert selector == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_pods_spread_over_nodes_and_zones_by_default() -> None:
+    for deployment in deployments("default").values():
+        keys = {c["topologyKey"] for c in deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]}
+        assert keys == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+
+
+# --- scaling ----------------------------------------------------------------------------------------
+
+
+def test_production_scales_gateway_and_executor_with_hpas_and_owns_no_replica_count() -> None:
+    documents = rendered_preset("production")
+    hpas = {component_of(h): h for h in documents if h["kind"] == "HorizontalPodAutoscaler"}
+    for component in ("gateway", "executor"):
+        assert hpas[component]["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": name_of(component)}
+        assert "replicas" not in deployments("production")[component]["spec"]
+
+
+def test_keda_scales_tool_runners_on_their_durable_consumers_lag() -> None:
+    values = preset_values("production")
+    objects = {component_of(s): s for s in rendered_preset("production") if s["kind"] == "ScaledObject"}
+    kinds = yaml.safe_load((CHART / "values.yaml").read_text())["toolRunner"]["toolKinds"]
+    expected = {"tool-runner": [f"tool-runner-{kind}" for kind in kinds], "mcp-bridge": ["mcp-bridge"]}
+    assert set(objects) == set(expected)
+    for component, consumers in expected.items():
+        spec = objects[component]["spec"]
+        assert spec["scaleTargetRef"]["name"] == name_of(component)
+        triggers = spec["triggers"]
+        assert [t["metadata"]["consumer"] for t in triggers] == consumers
+        for trigger in triggers:
+            assert trigger["type"] == "nats-jetstream"
+            assert trigger["metadata"]["stream"] == TOOLS_STREAM.name
+            assert trigger["metadata"]["natsServerMonitoringEndpoint"] == values["externalNats"]["monitoringEndpoint"]
+            assert int(trigger["metadata"]["lagThreshold"]) >= 1
+    assert TOOLS_STREAM.subjects == ["tools.exec.>"]  # the consumers' subjects tools.exec.<kind> live in it
+
+
+def test_keda_with_the_bundled_nats_reads_its_monitoring_endpoint() -> None:
+    documents = _render({"toolRunner": {"autoscaling": {"mode": "keda"}}})
+    (scaled,) = of_kind(documents, "ScaledObject").values()
+    endpoint = scaled["spec"]["triggers"][0]["metadata"]["natsServerMonitoringEndpoint"]
+    assert endpoint == "demo-nats-headless.agentic.svc:8222"
+
+
+@pytest.mark.parametrize("preset", ["default", "keda-off"])
+def test_without_keda_queue_consumers_fall_back_to_a_cpu_hpa(preset: str) -> None:
+    documents = rendered_preset(preset)
+    assert not of_kind(documents, "ScaledObject")
+    hpas = {component_of(h) for h in documents if h["kind"] == "HorizontalPodAutoscaler"}
+    assert {"tool-runner", "mcp-bridge"} <= hpas
+
+
+# --- network policies: default deny, then only the architecture's edges ---------------------------
+
+
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+NAMESPACE_LABELS = {"kubernetes.io/metadata.name": NAMESPACE}
+
+
+def _peer_allows(peers: list[dict[str, Any]] | None, labels: dict[str, str]) -> bool:
+    """Whether a rule's peers admit a pod of the release's namespace with these labels (ipBlocks never match pods)."""
+    if peers is None:
+        return True
+    for peer in peers:
+        if "ipBlock" in peer:
+            continue
+        if "namespaceSelector" in peer and not _selects(peer["namespaceSelector"], NAMESPACE_LABELS):
+            continue
+        if "podSelector" in peer and not _selects(peer["podSelector"], labels):
+            continue
+        return True
+    return False
+
+
+def _port_allows(ports: list[dict[str, Any]] | None, port: int) -> bool:
+    return ports is None or any(p.get("port") == port for p in ports)
+
+
+def _edges(documents: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(caller, callee) pairs of agentic services whose policies allow a connection to the callee's main port."""
+    pods = {component_of(d): d["spec"]["template"]["metadata"]["labels"] for d in documents if d["kind"] == "Deployment"}
+    policies = [p for p in documents if p["kind"] == "NetworkPolicy"]
+
+    def rules(labels: dict[str, str], direction: str) -> list[dict[str, Any]]:
+        selected = [p for p in policies if _selects(p["spec"]["podSelector"], labels)]
+        return [rule for p in selected for rule in p["spec"].get(direction, [])]
+
+    edges = set()
+    for caller, caller_labels in pods.items():
+        for callee, callee_labels in pods.items():
+            port = BY_COMPONENT[callee].default("port")
+            egress = any(_peer_allows(r.get("to"), callee_labels) and _port_allows(r.get("ports"), port) for r in rules(caller_labels, "egress"))
+            ingress = any(_peer_allows(r.get("from"), caller_labels) and _port_allows(r.get("ports"), port) for r in rules(callee_labels, "ingress"))
+            if caller != callee and egress and ingress:
+                edges.add((caller, callee))
+    return edges
+
+
+ARCHITECTURE = {("gateway", "executor"), ("gateway", "state"), ("executor", "state"), ("executor", "mcp-bridge"), ("llm-d", "state")}
+
+
+def test_network_policies_allow_exactly_the_architectures_edges() -> None:
+    """With every source restricted (production, plus llm-d reachable from the llm-d namespace only)."""
+    values = preset_values("production")
+    values["llmD"] = {"enabled": True, "signingKey": {"existingSecret": "keys"}, "apiToken": {"existingSecret": "keys"}}
+    values["networkPolicy"]["llmDFrom"] = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "llm-d"}}}]
+    documents = _render(values)
+    assert {component_of(d) for d in documents if d["kind"] == "Deployment"} == set(BY_COMPONENT)
+    assert _edges(documents) == ARCHITECTURE
+
+
+def test_public_ports_are_open_to_any_source_unless_restricted() -> None:
+    policy = of_kind(rendered_preset("default"), "NetworkPolicy")[name_of("gateway")]
+    assert policy["spec"]["ingress"] == [{"ports": [{"port": BY_COMPONENT["gateway"].default("port"), "protocol": "TCP"}]}]
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_service_has_a_network_policy_behind_a_default_deny(preset: str) -> None:
+    documents = rendered_preset(preset)
+    policies = list(of_kind(documents, "NetworkPolicy").values())
+    deny = [p for p in policies if p["metadata"]["name"].endswith("-default-deny")]
+    assert len(deny) == 1 and "ingress" not in deny[0]["spec"] and "egress" not in deny[0]["spec"]
+    assert deny[0]["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    for kind in ("Deployment", "Job"):
+        for workload in of_kind(documents, kind).values():
+            labels = workload["spec"]["template"]["metadata"]["labels"]
+            assert _selects(deny[0]["spec"]["podSelector"], labels)
+            own = [p for p in policies if p is not deny[0] and _selects(p["spec"]["podSelector"], labels)]
+            assert len(own) == 1, workload["metadata"]["name"]
+
+
+def test_state_and_the_migration_reach_only_dns_and_postgresql() -> None:
+    policies = of_kind(rendered_preset("production"), "NetworkPolicy")
+    for name in (name_of("state"), name_of("migrate")):
+        ports = sorted(p["port"] for rule in policies[name]["spec"]["egress"] for p in rule["ports"])
+        assert ports == [53, 53, 5432]
+
+
+def test_tool_runners_accept_no_calls_but_metrics() -> None:
+    policy = of_kind(rendered_preset("production"), "NetworkPolicy")[name_of("tool-runner")]
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["ports"] == [{"port": BY_COMPONENT["tool-runner"].default("port"), "protocol": "TCP"}]
+    assert rule["from"] == preset_values("production")["networkPolicy"]["metricsFrom"]
+
+
+# --- migration Job ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("preset", "events"), [("production", "pre-install,pre-upgrade"), ("external-infra", "pre-install,pre-upgrade"), ("default", "post-install,pre-upgrade")])
+def test_migrations_run_as_a_hook_job_from_the_state_image(preset: str, events: str) -> None:
+    documents = rendered_preset(preset)
+    (job,) = of_kind(documents, "Job").values()
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == events
+    spec = container(job)
+    state = container(deployments(preset)["state"])
+    assert spec["image"] == state["image"] and spec["args"] == ["migrate"]
+    env = literal_env(spec)
+    assert load_settings(BY_COMPONENT["state"], env).database_url == literal_env(state)["AGENTIC_DATABASE_URL"] or preset == "external-infra"
+    account = job["spec"]["template"]["spec"]["serviceAccountName"]
+    hooked = {d["metadata"]["name"] for d in documents if "helm.sh/hook" in d["metadata"].get("annotations", {})}
+    assert account in hooked  # exists before the Job runs, even on a first install
+
+
+def test_a_database_url_value_reaches_the_pre_install_job_through_a_hook_secret() -> None:
+    documents = rendered_preset("external-infra")
+    job = next(iter(of_kind(documents, "Job").values()))
+    (ref,) = [e["valueFrom"]["secretKeyRef"] for e in container(job)["env"] if e["name"] == "AGENTIC_DATABASE_URL"]
+    hook_secret = of_kind(documents, "Secret")[ref["name"]]
+    assert "pre-install" in hook_secret["metadata"]["annotations"]["helm.sh/hook"]
+    assert hook_secret["metadata"]["annotations"]["helm.sh/hook-weight"] < job["metadata"]["annotations"]["helm.sh/hook-weight"]
+
+
+# --- observability and exposure ---------------------------------------------------------------------
+
+
+def test_service_monitors_scrape_a_named_port_of_every_service() -> None:
+    documents = rendered_preset("production")
+    monitors = {component_of(m): m for m in documents if m["kind"] == "ServiceMonitor"}
+    services = {component_of(s): s for s in documents if s["kind"] == "Service"}
+    assert set(monitors) == set(deployments("production"))
+    for component, monitor in monitors.items():
+        (endpoint,) = monitor["spec"]["endpoints"]
+        assert endpoint["port"] in {p["name"] for p in services[component]["spec"]["ports"]}
+        assert _selects(monitor["spec"]["selector"], services[component]["metadata"]["labels"])
+    assert not [m for m in rendered_preset("default") if m["kind"] == "ServiceMonitor"]
+
+
+def test_otel_endpoint_reaches_every_service() -> None:
+    endpoint = preset_values("production")["otel"]["endpoint"]
+    for deployment in deployments("production").values():
+        assert {"name": "OTEL_EXPORTER_OTLP_ENDPOINT", "value": endpoint} in container(deployment)["env"]
+
+
+def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -> None:
+    import prometheus_client
+
+    import agentic_executor.metrics  # noqa: F401 - registers the metrics
+    import agentic_gateway.metrics  # noqa: F401
+
+    (config_map,) = of_kind(rendered_preset("production"), "ConfigMap").values()
+    assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
+    dashboard = json.loads(config_map["data"]["agentic.json"])
+    titles = " ".join(panel["title"].lower() for panel in dashboard["panels"])
+    for topic in ("latency", "first token", "queue lag", "error"):
+        assert topic in titles
+    exprs = " ".join(t["expr"] for panel in dashboard["panels"] for t in panel["targets"])
+    registered = {name for collector in prometheus_client.REGISTRY._collector_to_names for name in prometheus_client.REGISTRY._collector_to_names[collector]}
+    for metric in set(re.findall(r"\bagentic_[a-z_]+", exprs)):
+        assert metric in registered, f"the dashboard queries {metric}, which no service exports"
+
+
+def test_ingress_routes_the_public_paths_to_gateway_and_llm_d() -> None:
+    documents = _render({"ingress": {"enabled": True, "hosts": ["agentic.example.com"]}, "llmD": {"enabled": True}})
+    (ingress,) = of_kind(documents, "Ingress").values()
+    routes = {p["path"]: p["backend"]["service"]["name"] for p in ingress["spec"]["rules"][0]["http"]["paths"]}
+    assert routes == {
+        "/v1/responses": name_of("gateway"),
+        "/v1/conversations": name_of("gateway"),
+        "/v1/messages": name_of("gateway"),
+        "/v1/models": name_of("gateway"),
+        "/v1alpha/responses": name_of("llm-d"),
+    }
+
+
+def test_llm_d_preset_attaches_an_httproute_to_the_inference_gateway() -> None:
+    (route,) = of_kind(rendered_preset("llm-d"), "HTTPRoute").values()
+    assert route["spec"]["parentRefs"] == preset_values("llm-d")["httpRoute"]["parentRefs"]
+    backends = {}
+    for rule in route["spec"]["rules"]:
+        (backend,) = rule["backendRefs"]
+        for match in rule["matches"]:
+            assert match["path"]["type"] == "PathPrefix"
+            backends[match["path"]["value"]] = (backend["name"], backend["port"])
+    gateway = (name_of("gateway"), BY_COMPONENT["gateway"].default("port"))
+    assert backends == {
+        "/v1/responses": gateway,
+        "/v1/conversations": gateway,
+        "/v1/messages": gateway,
+        "/v1/models": gateway,
+        "/v1alpha/responses": (name_of("llm-d"), BY_COMPONENT["llm-d"].default("port")),
+    }
+
+
+def test_notes_tell_how_to_reach_the_api() -> None:
+    notes = render({})["agentic/templates/NOTES.txt"]
+    assert "port-forward svc/demo-agentic-gateway 8080" in notes
+    assert "without authentication" in notes
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_images_come_from_one_repository_and_the_app_version(preset: str) -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    tag = preset_values(preset).get("image", {}).get("tag") or chart["appVersion"]
+    for component, deployment in deployments(preset).items():
+        assert container(deployment)["image"] == f"ghcr.io/agentic/{component}:{tag}"
