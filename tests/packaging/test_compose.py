@@ -1,0 +1,140 @@
+"""docker-compose.yml: schema-valid, every env var a real setting, unique ports, health-gated start order.
+
+compose-spec.json next to this file is the Compose Specification's schema, copied from
+github.com/compose-spec/compose-spec (schema/compose-spec.json at commit 170098ba07d9, Apache-2.0),
+so that the check needs no network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.packaging.support import BY_COMPONENT, ROOT, SERVICES, Service, load_settings
+
+COMPOSE = ROOT / "docker-compose.yml"
+ENV_FILE = "deploy/compose/agentic.env"
+# Compose services that run an agentic image, and the service whose settings they read.
+AGENTIC = {service.component: service for service in SERVICES} | {"migrate": BY_COMPONENT["state"]}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def env_file_values(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            values[name] = value
+    return values
+
+
+def container_env(compose: dict[str, Any], name: str) -> dict[str, str]:
+    service = compose["services"][name]
+    env = {}
+    for path in [service["env_file"]] if isinstance(service["env_file"], str) else service["env_file"]:
+        env.update(env_file_values(ROOT / path))
+    env.update({key: str(value) for key, value in (service.get("environment") or {}).items()})
+    return env
+
+
+def test_compose_file_matches_the_compose_specification(compose: dict[str, Any]) -> None:
+    schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
+    jsonschema.Draft7Validator(schema).validate(compose)
+
+
+def test_the_whole_stack_is_there(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == set(AGENTIC) | {"postgres", "nats"}
+    assert "--jetstream" in compose["services"]["nats"]["command"]
+
+
+@pytest.mark.parametrize("name", sorted(AGENTIC))
+def test_agentic_containers_read_the_one_env_file(compose: dict[str, Any], name: str) -> None:
+    assert compose["services"][name]["env_file"] == ENV_FILE
+
+
+@pytest.mark.parametrize("name", sorted(AGENTIC))
+def test_service_environment_holds_only_its_own_settings(compose: dict[str, Any], name: str) -> None:
+    service = AGENTIC[name]
+    for variable in compose["services"][name].get("environment") or {}:
+        assert variable in service.env_names, f"{name} sets {variable}, which {service.component} does not read"
+
+
+def test_every_env_file_variable_is_read_by_some_service() -> None:
+    readers = {variable for service in SERVICES for variable in service.env_names}
+    for variable in env_file_values(ROOT / ENV_FILE):
+        assert variable in readers, f"{ENV_FILE} sets {variable}, which no service reads"
+
+
+@pytest.mark.parametrize("name", sorted(AGENTIC))
+def test_services_start_with_the_compose_env(compose: dict[str, Any], name: str) -> None:
+    service = AGENTIC[name]
+    env = {key: value for key, value in container_env(compose, name).items() if key in service.env_names}
+    assert service.required_envs <= set(env)
+    settings = load_settings(service, env)
+    assert settings.host == "0.0.0.0"
+
+
+def settings_ports(service: Service, env: dict[str, str]) -> set[int]:
+    settings = load_settings(service, {k: v for k, v in env.items() if k in service.env_names})
+    return {settings.port} | ({settings.metrics_port} if hasattr(settings, "metrics_port") else set())
+
+
+def test_every_port_is_unique(compose: dict[str, Any]) -> None:
+    published = []
+    for service in compose["services"].values():
+        for port in service.get("ports", []):
+            published.append(re.sub(r"\$\{[A-Z_]+:-(\d+)\}", r"\1", str(port)).split(":")[0])
+    assert len(published) == len(set(published))
+    listening: list[int] = []
+    for service in SERVICES:
+        listening.extend(settings_ports(service, container_env(compose, service.component)))
+    assert len(listening) == len(set(listening)), "two services listen on one port"
+
+
+@pytest.mark.parametrize("name", [s.component for s in SERVICES])
+def test_published_ports_and_health_checks_use_the_service_ports(compose: dict[str, Any], name: str) -> None:
+    service = AGENTIC[name]
+    env = container_env(compose, name)
+    settings = load_settings(service, {k: v for k, v in env.items() if k in service.env_names})
+    for port in compose["services"][name].get("ports", []):
+        assert int(str(port).rsplit(":", 1)[1]) == settings.port
+    probe = " ".join(compose["services"][name]["healthcheck"]["test"])
+    assert re.findall(r"127\.0\.0\.1:(\d+)", probe) == [str(settings.port)]
+
+
+def test_start_order_is_health_gated(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name, service in services.items():
+        for dependency, condition in (service.get("depends_on") or {}).items():
+            assert condition["condition"] in ("service_healthy", "service_completed_successfully"), (name, dependency)
+            if condition["condition"] == "service_healthy":
+                assert "healthcheck" in services[dependency], f"{name} waits for {dependency}, which has no healthcheck"
+    assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert services["state"]["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+    assert {"executor", "state"} <= set(services["gateway"]["depends_on"])
+
+
+@pytest.mark.parametrize("name", sorted(AGENTIC))
+def test_images_build_from_the_repository_root(compose: dict[str, Any], name: str) -> None:
+    component = AGENTIC[name].component
+    service = compose["services"][name]
+    assert service["build"] == {"context": ".", "dockerfile": f"services/{component}/Dockerfile"}
+    assert service["image"].endswith(f"/{component}:${{IMAGE_TAG:-dev}}")
+    assert service["read_only"] is True and service["cap_drop"] == ["ALL"]
+
+
+def test_migrations_run_from_the_state_image(compose: dict[str, Any]) -> None:
+    migrate = compose["services"]["migrate"]
+    assert migrate["command"] == ["migrate"]
+    assert migrate["image"] == compose["services"]["state"]["image"]

