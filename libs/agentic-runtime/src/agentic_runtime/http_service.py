@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable, Iterator
 
 import orjson
 import uvicorn
@@ -32,6 +34,15 @@ def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
         return Response(content=generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 
+class _DrainingServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # Drain on SIGTERM/SIGINT, then exit 0 (uvicorn would re-raise the signal and die by it).
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self.handle_exit)
+        yield
+
+
 def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float) -> None:
     """Serve until SIGTERM/SIGINT; uvicorn stops accepting, then waits for in-flight requests."""
     config = uvicorn.Config(
@@ -45,4 +56,4 @@ def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float) -> Non
         access_log=False,
         timeout_graceful_shutdown=max(1, int(drain_seconds)),
     )
-    uvicorn.Server(config).run()
+    _DrainingServer(config).run()

@@ -45,10 +45,20 @@ SELECT c.depth, i.item
  ORDER BY c.depth DESC, i.position
 """
 
-_INSERT_ITEMS_SQL = """
-INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
-SELECT $1, $2, position, kind, item_id, item
-  FROM unnest($3::integer[], $4::text[], $5::text[], $6::json[]) AS t (position, kind, item_id, item)
+# A single statement is atomic: the items are written only when the response row was.
+_PERSIST_TURN_SQL = """
+WITH inserted AS (
+    INSERT INTO responses (tenant, id, previous_response_id, model, status, body)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+), items AS (
+    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
+    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
+      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
+     WHERE EXISTS (SELECT 1 FROM inserted)
+)
+SELECT count(*) FROM inserted
 """
 
 
@@ -131,31 +141,23 @@ class StateStore:
         return position
 
     async def persist_turn(self, turn: TurnRecord) -> None:
-        """The response row and all its items in one transaction, or nothing."""
+        """The response row and all its items in one statement (one round trip), or nothing."""
         items = [("input", item_id, item) for item_id, item in turn.input_items]
         items += [("output", item_id, item) for item_id, item in turn.output_items]
-        async with self.pool.acquire() as connection, connection.transaction():
-            inserted = await connection.fetchval(
-                "INSERT INTO responses (tenant, id, previous_response_id, model, status, body)"
-                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING 1",
-                turn.tenant,
-                turn.response_id,
-                turn.previous_response_id,
-                turn.model,
-                turn.status,
-                turn.response,
+        inserted = await self.pool.fetchval(
+            _PERSIST_TURN_SQL,
+            turn.tenant,
+            turn.response_id,
+            turn.previous_response_id,
+            turn.model,
+            turn.status,
+            turn.response,
+            list(range(len(items))),
+            [kind for kind, _, _ in items],
+            [item_id for _, item_id, _ in items],
+            [item for _, _, item in items],
+        )
+        if not inserted:
+            raise Conflict(
+                f"Response '{turn.response_id}' is already stored.", param="response_id", code="response_already_stored"
             )
-            if inserted is None:
-                raise Conflict(
-                    f"Response '{turn.response_id}' is already stored.", param="response_id", code="response_already_stored"
-                )
-            if items:
-                await connection.execute(
-                    _INSERT_ITEMS_SQL,
-                    turn.tenant,
-                    turn.response_id,
-                    list(range(len(items))),
-                    [kind for kind, _, _ in items],
-                    [item_id for _, item_id, _ in items],
-                    [item for _, _, item in items],
-                )
