@@ -11,7 +11,7 @@ PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime \
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-unit test-e2e bench proto clean docs
+.PHONY: install run test test-unit test-e2e test-vllm bench proto clean docs
 
 install: $(STAMP)
 
@@ -28,6 +28,9 @@ test: install
 
 test-unit: install
 	$(PY) -m pytest libs services $(PYTEST_ARGS)
+
+test-vllm: install
+	$(PY) -m pytest tests/vllm -m vllm $(PYTEST_ARGS)
 
 test-e2e: install
 	$(PY) -m pytest tests $(PYTEST_ARGS)
