@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:
 
 from agentic_local.infra import EmbeddedNats, EmbeddedPostgres  # noqa: E402
 from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
+
 from tests.support.fake_upstream import FakeUpstream  # noqa: E402
 
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}

@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import psutil
-from openai import OpenAI
-
 from agentic_local.processes import free_port
+from openai import OpenAI
 
 SERVICES = ("gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d", "postgres", "nats")
 

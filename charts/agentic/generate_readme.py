@@ -33,7 +33,7 @@ def documented_keys(values_text: str) -> list[tuple[tuple[str, ...], str]]:
         if stripped.startswith("# --"):
             pending = stripped.removeprefix("# --").strip()
             continue
-        if not stripped or stripped.startswith("#") or stripped.startswith("- "):
+        if not stripped or stripped.startswith(("#", "- ")):
             continue
         match = KEY_LINE.match(line)
         if not match:

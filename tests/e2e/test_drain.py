@@ -7,13 +7,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import pytest
+from agentic_local.processes import free_port, tcp_accepts, wait_until
 from openai import OpenAI
 
-from agentic_local.processes import free_port, tcp_accepts, wait_until
 from conftest import TENANT_KEYS
 from tests.support.fake_upstream import Delay, Text
 

@@ -14,7 +14,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -122,6 +122,21 @@ def _last_user_text(request: dict[str, Any]) -> str:
     return ""
 
 
+def _last_chat_user_text(request: dict[str, Any]) -> str:
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return " ".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+    return ""
+
+
+def _chat_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    return {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens": completion_tokens}
+
+
 def _error_body(reply: HttpError) -> bytes:
     return orjson.dumps({"error": {"message": reply.message, "type": reply.error_type, "param": reply.param, "code": reply.status}})
 
@@ -139,6 +154,7 @@ class FakeUpstream:
         self._thread: threading.Thread | None = None
         self.app = Starlette(routes=[
             Route("/v1/responses", self._responses, methods=["POST"]),
+            Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
         ])
 
@@ -240,6 +256,89 @@ class FakeUpstream:
         status = "incomplete" if isinstance(reply, Text) and reply.incomplete else "completed"
         final = _response_object(payload, response_id, status, [item], _usage(36, len(_words(content))))
         yield event({"response": final, "type": f"response.{status}"})
+
+    # -- /v1/chat/completions (vLLM's chat wire format, see tests/fixtures/chat-*) ----
+
+    def _next_chat_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+        return Text(f"Echo: {_last_chat_user_text(request)}")
+
+    async def _chat_completions(self, request: Request) -> Response:
+        payload = orjson.loads(await request.body())
+        reply = self._next_chat_reply(payload)
+        while isinstance(reply, Delay):
+            await asyncio.sleep(reply.seconds)
+            reply = reply.then or Text(f"Echo: {_last_chat_user_text(payload)}")
+        if payload.get("model") != SERVED_MODEL:
+            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {SERVED_MODEL}.", "NotFoundError", "model")
+        if isinstance(reply, HttpError):
+            return Response(_error_body(reply), status_code=reply.status, media_type="application/json")
+        if payload.get("stream"):
+            return StreamingResponse(self._chat_chunks(payload, reply), media_type="text/event-stream")
+        return Response(orjson.dumps(self._chat_completion(payload, reply)), media_type="application/json")
+
+    @staticmethod
+    def _chat_finish_reason(reply: Text | FunctionCall | Truncated) -> str:
+        if isinstance(reply, FunctionCall):
+            return "tool_calls"
+        return "length" if isinstance(reply, Text) and reply.incomplete else "stop"
+
+    def _chat_completion(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated) -> dict[str, Any]:
+        is_call = isinstance(reply, FunctionCall)
+        content = reply.arguments if is_call else reply.text
+        tool_calls = [{"id": f"chatcmpl-tool-{_hex()}", "type": "function",
+                       "function": {"name": reply.name, "arguments": reply.arguments}}] if is_call else []
+        message = {"role": "assistant", "content": "" if is_call else content, "refusal": None, "annotations": None,
+                   "audio": None, "function_call": None, "tool_calls": tool_calls, "reasoning": None}
+        usage = {**_chat_usage(36, len(_words(content))), "prompt_tokens_details": None, "completion_tokens_details": None}
+        return {
+            "id": f"chatcmpl-{_hex()}", "object": "chat.completion", "created": int(time.time()), "model": payload.get("model"),
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": self._chat_finish_reason(reply),
+                         "stop_reason": None, "token_ids": None, "routed_experts": None}],
+            "service_tier": None, "system_fingerprint": "vllm-0.32.0-b56a86d6", "usage": usage,
+            "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None,
+            "kv_transfer_params": None, "ec_transfer_params": None, "metrics": None,
+        }
+
+    async def _chat_chunks(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated):
+        """`data:`-only frames ending in `data: [DONE]`; a `Truncated` reply stops after `events` chunks, with neither."""
+        limit = reply.events if isinstance(reply, Truncated) else None
+        for emitted, chunk in enumerate(self._chat_stream_chunks(payload, reply)):
+            if limit is not None and emitted >= limit:
+                return
+            yield b"data: " + orjson.dumps(chunk) + b"\n\n"
+        yield b"data: [DONE]\n\n"
+
+    def _chat_stream_chunks(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated):
+        base = {"id": f"chatcmpl-{_hex()}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": payload.get("model")}
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            if finish_reason is not None:
+                choice["stop_reason"] = None
+            choice["token_ids"] = None
+            return {**base, "choices": [choice]}
+
+        yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                                    "finish_reason": None}], "prompt_token_ids": None, "prompt_text": None}
+        is_call = isinstance(reply, FunctionCall)
+        content = reply.arguments if is_call else reply.text
+        if is_call:
+            yield chunk({"content": None, "tool_calls": [{"id": f"chatcmpl-tool-{_hex()}", "type": "function", "index": 0,
+                                                          "function": {"name": reply.name}}]})
+            for piece in _words(content):
+                yield chunk({"content": None, "tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        else:
+            for piece in _words(content):
+                yield chunk({"content": piece})
+        yield chunk({}, self._chat_finish_reason(reply))
+        if (payload.get("stream_options") or {}).get("include_usage"):
+            yield {**base, "choices": [], "usage": _chat_usage(36, len(_words(content))),
+                   "system_fingerprint": "vllm-0.32.0-b56a86d6"}
 
     # -- lifecycle -------------------------------------------------------------
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import AliasChoices
-from pydantic_core import PydanticUndefined
-
 from agentic_executor.settings import ExecutorSettings
 from agentic_gateway.settings import GatewaySettings
 from agentic_llm_d.settings import LlmDSettings
 from agentic_mcp_bridge.settings import McpBridgeSettings
 from agentic_state.settings import StateSettings
 from agentic_tool_runner.settings import ToolRunnerSettings
+from pydantic import AliasChoices
+from pydantic_core import PydanticUndefined
 
 SETTINGS_CLASSES = {
     "gateway": GatewaySettings,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentic_core.errors import InvalidRequest
 from agentic_core.responses.items import model_view, normalize_input
 

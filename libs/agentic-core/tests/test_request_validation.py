@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentic_core.errors import InvalidRequest
 from agentic_core.responses.request import parse_json_object, validate_create_request
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from agentic_core.errors import UpstreamUnavailable
 from agentic_core.sse import SseParser, frame
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-from openai.types.responses import Response
-
 from agentic_core.responses.request import CreateResponseRequest
 from agentic_core.responses.response import build_response
 from agentic_core.responses.stream import EventSequencer, StreamTranslator, outcome_from_json
 from agentic_core.sse import SseParser
+from openai.types.responses import Response
 
 FIXTURES = Path(__file__).parents[3] / "tests" / "fixtures"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentic_core.errors import AuthenticationFailed
 from agentic_gateway.auth import Authenticator
 

@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from pydantic import ValidationError
-
 from agentic_llm_d.settings import LlmDSettings
+from pydantic import ValidationError
 
 STRONG_KEY = "k" * 40
 STRONG_TOKEN = "t" * 40

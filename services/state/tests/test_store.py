@@ -8,7 +8,6 @@ import secrets
 import asyncpg
 import orjson
 import pytest
-
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 from agentic_state.migrations import apply_migrations, available_migrations
 from agentic_state.store import StateStore, TurnRecord

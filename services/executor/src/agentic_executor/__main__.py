@@ -1,9 +1,10 @@
 """`python -m agentic_executor`: serve the Executor gRPC API until SIGTERM."""
 
-from agentic_executor.server import serve
-from agentic_executor.settings import ExecutorSettings
 from agentic_runtime import lifecycle
 from agentic_runtime.logs import configure_logging
+
+from agentic_executor.server import serve
+from agentic_executor.settings import ExecutorSettings
 
 
 def main() -> None:

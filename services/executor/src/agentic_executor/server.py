@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 
 from agentic.v1 import executor_pb2, executor_pb2_grpc
-from agentic_executor.servicer import ExecutorServicer
-from agentic_executor.settings import ExecutorSettings
-from agentic_executor.state_client import StateClient
-from agentic_executor.turn import TurnRunner
-from agentic_executor.upstream import UpstreamClient
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.grpc_server import GrpcService, insecure_channel
 from agentic_runtime.metrics import serve_metrics
+
+from agentic_executor.servicer import ExecutorServicer
+from agentic_executor.settings import ExecutorSettings
+from agentic_executor.state_client import StateClient
+from agentic_executor.turn import TurnPolicy, TurnRunner
+from agentic_executor.upstream import UpstreamClient
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,8 @@ async def serve(settings: ExecutorSettings) -> None:
     await nats.ensure_streams(nats_client)
     state_channel = insecure_channel(settings.state_address)
     upstream = UpstreamClient(settings)
-    runner = TurnRunner(upstream, StateClient(state_channel, settings.state_timeout_seconds))
+    policy = TurnPolicy(settings.conversation_lease_seconds, settings.conversation_wait_seconds)
+    runner = TurnRunner(upstream, StateClient(state_channel, settings.state_timeout_seconds), policy)
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
     port = await service.start(settings.host, settings.port)

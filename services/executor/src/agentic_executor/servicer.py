@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import grpc
-
 from agentic.v1 import executor_pb2, executor_pb2_grpc
+
 from agentic_executor.turn import TurnRunner
 
 

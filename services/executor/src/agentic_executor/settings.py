@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from agentic_runtime.settings import ServiceSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
-
-from agentic_runtime.settings import ServiceSettings, fixed_env
 
 
 class ExecutorSettings(ServiceSettings):
@@ -31,4 +30,10 @@ class ExecutorSettings(ServiceSettings):
     upstream_max_connections: int = Field(default=512, ge=1, description="Pooled connections to the model server.")
     upstream_max_event_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest upstream SSE event.")
     upstream_max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest upstream JSON body.")
+    conversation_lease_seconds: float = Field(
+        default=900.0, gt=0, description="Longest a turn holds its conversation; the lease expires by itself after this."
+    )
+    conversation_wait_seconds: float = Field(
+        default=10.0, ge=0, description="How long a turn waits for another turn on the same conversation (409 after)."
+    )
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")

@@ -6,21 +6,29 @@ JSON is returned, so a client continuing at once always finds it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
 from agentic.v1 import common_pb2, executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.ids import new_response_id
 from agentic_core.responses.items import model_view, normalize_input
-from agentic_core.responses.request import CreateResponseRequest, parse_json_object, validate_create_request
+from agentic_core.responses.pending_calls import validate_continuation
+from agentic_core.responses.request import (
+    CreateResponseRequest,
+    conversation_id_of,
+    parse_json_object,
+    validate_create_request,
+)
 from agentic_core.responses.response import build_response
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+
 from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.state_client import StateClient
 from agentic_executor.upstream import UpstreamClient
@@ -39,6 +47,9 @@ class TurnContext:
     response_id: str
     created_at: int
     input_items: list[dict[str, Any]]
+    conversation_id: str | None = None
+    lease_token: str | None = None  # held while the turn runs on a conversation
+    persisted: bool = False
 
 
 def _event_message(event_type: str, sequence: int, data: bytes) -> executor_pb2.ExecuteEvent:
@@ -47,15 +58,24 @@ def _event_message(event_type: str, sequence: int, data: bytes) -> executor_pb2.
     )
 
 
+@dataclass(frozen=True, slots=True)
+class TurnPolicy:
+    conversation_lease_seconds: float = 900.0
+    conversation_wait_seconds: float = 10.0
+
+
 class TurnRunner:
-    def __init__(self, upstream: UpstreamClient, state: StateClient) -> None:
+    def __init__(self, upstream: UpstreamClient, state: StateClient, policy: TurnPolicy | None = None) -> None:
         self.upstream = upstream
         self.state = state
+        self.policy = policy or TurnPolicy()
 
     async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         """The Execute stream of one turn. Errors before the first event end it with `error`."""
+        context: TurnContext | None = None
         try:
-            context, upstream_body = await self._prepare(request)
+            context = self._context(request)
+            upstream_body = await self._load_history(context, stream=request.stream)
             if request.stream:
                 async for message in self._run_streaming(context, upstream_body):
                     yield message
@@ -66,36 +86,56 @@ class TurnRunner:
             yield executor_pb2.ExecuteEvent(
                 error=common_pb2.ApiError(http_status=error.http_status, body=error.body())
             )
+        finally:
+            if context is not None and context.lease_token is not None and not context.persisted:
+                await asyncio.shield(self._release_lease(context))
 
-    async def _prepare(self, request: executor_pb2.ExecuteRequest) -> tuple[TurnContext, bytes]:
+    def _context(self, request: executor_pb2.ExecuteRequest) -> TurnContext:
         if not request.principal.tenant:
             raise InvalidRequest("The request has no tenant.", code="missing_tenant")
         payload = parse_json_object(request.request_json)
         parsed = validate_create_request(payload)
-        if parsed.conversation is not None:
-            raise InvalidRequest("The `conversation` parameter is not supported yet.", param="conversation", code="unsupported_parameter")
+        conversation_id = conversation_id_of(parsed)
         if parsed.background:
             raise InvalidRequest("Background responses are not supported yet.", param="background", code="unsupported_parameter")
-        input_items = normalize_input(parsed.input)
-        history: list[bytes] = []
-        if parsed.previous_response_id:
-            history = await self.state.rehydrate(request.principal, parsed.previous_response_id)
-        context = TurnContext(
+        return TurnContext(
             request=parsed,
             payload=payload,
             principal=request.principal,
             response_id=new_response_id(),
             created_at=int(time.time()),
-            input_items=input_items,
+            input_items=normalize_input(parsed.input),
+            conversation_id=conversation_id,
         )
-        return context, _upstream_body(payload, history, input_items, stream=request.stream)
+
+    async def _load_history(self, context: TurnContext, *, stream: bool) -> bytes:
+        """Rehydrate the chain or take the conversation's lease; returns the upstream body."""
+        history: list[bytes] = []
+        if context.request.previous_response_id:
+            history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
+        elif context.conversation_id:
+            lease_token = uuid.uuid4().hex
+            history = await self.state.begin_conversation_turn(
+                context.principal, context.conversation_id, lease_token,
+                self.policy.conversation_lease_seconds, self.policy.conversation_wait_seconds,
+            )
+            context.lease_token = lease_token
+        history_items = [orjson.loads(item) for item in history]
+        validate_continuation(history_items, context.input_items)
+        return _upstream_body(context.payload, history_items, context.input_items, stream=stream)
+
+    async def _release_lease(self, context: TurnContext) -> None:
+        try:
+            await self.state.end_conversation_turn(context.principal, context.conversation_id or "", context.lease_token or "")
+        except AgenticError as error:  # the lease also expires by itself
+            log.warning("releasing the lease on %s failed: %s", context.conversation_id, error.message)
 
     async def _run_json(self, context: TurnContext, upstream_body: bytes) -> bytes:
         started = time.perf_counter()
         outcome = outcome_from_json(await self.upstream.create_response(upstream_body))
         UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
         response = self._final_response(context, outcome)
-        if context.request.store and outcome.status != "failed":
+        if _should_persist(context, outcome):
             await self._persist(context, response, outcome)
         TURNS.labels(status=outcome.status).inc()
         return orjson.dumps(response)
@@ -134,7 +174,7 @@ class TurnRunner:
         finally:
             await upstream_events.aclose()
         response = self._final_response(context, outcome)
-        if context.request.store and outcome.status != "failed":
+        if _should_persist(context, outcome):
             try:
                 await self._persist(context, response, outcome)
             except AgenticError as error:
@@ -159,6 +199,7 @@ class TurnRunner:
             error=outcome.error,
             incomplete_details=outcome.incomplete_details,
             completed_at=finished_at,
+            conversation_id=context.conversation_id,
         )
 
     async def _persist(self, context: TurnContext, response: dict[str, Any], outcome: RoundOutcome) -> None:
@@ -172,16 +213,25 @@ class TurnRunner:
                 output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in outcome.output],
                 model=context.request.model,
                 status=outcome.status,
+                store_response=context.request.store,
+                conversation_id=context.conversation_id or "",
+                lease_token=context.lease_token or "",
             )
         )
+        context.persisted = True
+
+
+def _should_persist(context: TurnContext, outcome: RoundOutcome) -> bool:
+    """Stored responses, and every finished turn of a conversation (its items belong to it)."""
+    return outcome.status != "failed" and (context.request.store or context.conversation_id is not None)
 
 
 def _upstream_body(
-    payload: dict[str, Any], history: list[bytes], input_items: list[dict[str, Any]], *, stream: bool
+    payload: dict[str, Any], history: list[dict[str, Any]], input_items: list[dict[str, Any]], *, stream: bool
 ) -> bytes:
     """The stateless request: the client's fields minus ours, with the whole history inlined."""
     body = {key: value for key, value in payload.items() if key not in _GATEWAY_ONLY_FIELDS}
-    body["input"] = [model_view(orjson.loads(item)) for item in history] + [model_view(item) for item in input_items]
+    body["input"] = [model_view(item) for item in history] + [model_view(item) for item in input_items]
     body["store"] = False
     body["stream"] = stream
     return orjson.dumps(body)

@@ -12,10 +12,10 @@ from typing import Any
 
 import aiohttp
 import orjson
-
 from agentic_core.errors import AgenticError, UpstreamTimeout, UpstreamUnavailable
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
+
 from agentic_executor.settings import ExecutorSettings
 
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -58,7 +58,7 @@ class UpstreamClient:
             async with self.session.post(f"{self.base_url}/responses", data=body, headers=self.headers) as reply:
                 raw = await self._read_bounded(reply, self.max_body_bytes)
                 status = reply.status
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise _transport_error(exc) from None
         if status >= 400:
             raise error_from_upstream(status, raw)
@@ -89,7 +89,7 @@ class UpstreamClient:
                 for event in parser.close():
                     if event.data != DONE:
                         yield _event_json(event.data)
-        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiohttp.ClientError) as exc:
             raise _transport_error(exc) from None
 
     @staticmethod

@@ -1,9 +1,10 @@
 """`python -m agentic_gateway`: serve the public HTTP API until SIGTERM."""
 
-from agentic_gateway.app import create_app
-from agentic_gateway.settings import GatewaySettings
 from agentic_runtime.http_service import run_uvicorn
 from agentic_runtime.logs import configure_logging
+
+from agentic_gateway.app import create_app
+from agentic_gateway.settings import GatewaySettings
 
 
 def main() -> None:

@@ -6,17 +6,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from agentic_core.errors import AgenticError
+from agentic_runtime.http_service import add_probe_routes
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentic_core.errors import AgenticError
-from agentic_gateway import responses
+from agentic_gateway import conversations, responses
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
 from agentic_gateway.errors import agentic_error_handler, http_error_handler, validation_error_handler
 from agentic_gateway.settings import GatewaySettings
-from agentic_runtime.http_service import add_probe_routes
 
 
 @dataclass
@@ -47,6 +47,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.include_router(responses.router)
+    app.include_router(conversations.router)
 
     async def readiness() -> dict[str, bool]:
         gateway: Gateway = app.state.gateway

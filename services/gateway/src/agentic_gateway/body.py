@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fastapi import Request
-
 from agentic_core.errors import InvalidRequest, PayloadTooLarge
+from fastapi import Request
 
 
 async def read_body(request: Request, limit: int) -> bytes:

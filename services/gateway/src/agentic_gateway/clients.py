@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
-from nats.aio.client import Client as NatsClient
-
 from agentic.v1 import executor_pb2_grpc, state_pb2_grpc
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
+from nats.aio.client import Client as NatsClient
+
 from agentic_gateway.settings import GatewaySettings
 
 

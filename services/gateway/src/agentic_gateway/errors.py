@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from agentic_core.errors import AgenticError, InvalidRequest, NotFound
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
-
-from agentic_core.errors import AgenticError, InvalidRequest, NotFound
 
 _STATUS_MESSAGES = {404: "Unknown request URL", 405: "Method not allowed"}
 

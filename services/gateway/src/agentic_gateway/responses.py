@@ -8,31 +8,30 @@ from collections.abc import AsyncIterator
 
 import grpc
 import orjson
-from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
-
-from agentic.v1 import common_pb2, executor_pb2, state_pb2
+from agentic.v1 import executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest, RelayedError
 from agentic_core.responses.request import parse_json_object
 from agentic_core.sse import frame
+from agentic_runtime.grpc_errors import error_from_rpc
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
 from agentic_gateway.body import read_body
 from agentic_gateway.errors import error_response
+from agentic_gateway.http import (
+    ascending_order,
+    deleted,
+    item_list,
+    json_response,
+    page_limit,
+    principal_of,
+    state_call,
+)
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
-from agentic_runtime.grpc_errors import error_from_rpc
 
 router = APIRouter()
 
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-MAX_PAGE_SIZE = 100
-
-
-def _json(content: bytes, status: int = 200) -> Response:
-    return Response(content=content, status_code=status, media_type="application/json")
-
-
-def _principal(request: Request) -> common_pb2.Principal:
-    gateway = request.app.state.gateway
-    return gateway.auth.authenticate(request.headers.get("authorization"), request.headers.get("x-api-key"))
 
 
 def _routing_stream_flag(body: bytes) -> bool:
@@ -51,7 +50,7 @@ async def create_response(request: Request) -> Response:
     gateway = request.app.state.gateway
     started = time.perf_counter()
     try:
-        principal = _principal(request)
+        principal = principal_of(request)
         body = await read_body(request, gateway.settings.max_body_bytes)
         stream = _routing_stream_flag(body)
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
@@ -77,7 +76,7 @@ async def create_response(request: Request) -> Response:
     if kind == "response":
         TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
         REQUESTS.labels(route="create_response", status=200).inc()
-        return _json(first.response)
+        return json_response(first.response)
     TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
     REQUESTS.labels(route="create_response", status=200).inc()
     return StreamingResponse(
@@ -99,91 +98,50 @@ async def _relay(call, messages: AsyncIterator[executor_pb2.ExecuteEvent], first
         call.cancel()
 
 
-async def _state_call(coroutine):
-    try:
-        return await coroutine
-    except grpc.aio.AioRpcError as exc:
-        raise error_from_rpc(exc, "state") from None
-
-
 @router.get("/v1/responses/{response_id}")
 async def retrieve_response(request: Request, response_id: str) -> Response:
     gateway = request.app.state.gateway
-    try:
-        principal = _principal(request)
-        stored = await _state_call(
-            gateway.peers.state.GetResponse(
-                state_pb2.GetResponseRequest(principal=principal, response_id=response_id),
-                timeout=gateway.settings.ready_timeout_seconds * 5,
-            )
+    principal = principal_of(request)
+    stored = await state_call(
+        gateway.peers.state.GetResponse(
+            state_pb2.GetResponseRequest(principal=principal, response_id=response_id),
+            timeout=gateway.settings.state_timeout_seconds,
         )
-    except AgenticError as error:
-        return error_response(error)
-    return _json(stored.response)
+    )
+    return json_response(stored.response)
 
 
 @router.delete("/v1/responses/{response_id}")
 async def delete_response(request: Request, response_id: str) -> Response:
     gateway = request.app.state.gateway
-    try:
-        principal = _principal(request)
-        await _state_call(
-            gateway.peers.state.DeleteResponse(
-                state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id),
-                timeout=gateway.settings.ready_timeout_seconds * 5,
-            )
+    principal = principal_of(request)
+    await state_call(
+        gateway.peers.state.DeleteResponse(
+            state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id),
+            timeout=gateway.settings.state_timeout_seconds,
         )
-    except AgenticError as error:
-        return error_response(error)
-    return _json(orjson.dumps({"id": response_id, "object": "response.deleted", "deleted": True}))
+    )
+    return deleted(response_id, "response")
 
 
 @router.get("/v1/responses/{response_id}/input_items")
 async def list_input_items(request: Request, response_id: str) -> Response:
     gateway = request.app.state.gateway
-    try:
-        principal = _principal(request)
-        query = request.query_params
-        limit = _limit(query.get("limit"))
-        order = query.get("order", "desc")
-        if order not in ("asc", "desc"):
-            raise InvalidRequest("Invalid value for 'order': expected 'asc' or 'desc'.", param="order", code="invalid_value")
-        page = await _state_call(
-            gateway.peers.state.ListInputItems(
-                state_pb2.ListInputItemsRequest(
-                    principal=principal,
-                    response_id=response_id,
-                    limit=limit,
-                    after=query.get("after", ""),
-                    before=query.get("before", ""),
-                    ascending=order == "asc",
-                ),
-                timeout=gateway.settings.ready_timeout_seconds * 5,
-            )
+    principal = principal_of(request)
+    query = request.query_params
+    limit = page_limit(query.get("limit"))
+    ascending = ascending_order(query.get("order"))
+    page = await state_call(
+        gateway.peers.state.ListInputItems(
+            state_pb2.ListInputItemsRequest(
+                principal=principal,
+                response_id=response_id,
+                limit=limit,
+                after=query.get("after", ""),
+                before=query.get("before", ""),
+                ascending=ascending,
+            ),
+            timeout=gateway.settings.state_timeout_seconds,
         )
-    except AgenticError as error:
-        return error_response(error)
-    return _json(item_list(page.items, page.has_more))
-
-
-def item_list(items, has_more: bool) -> bytes:
-    """An OpenAI list object, assembled from the stored item bytes without re-parsing them."""
-    data = b",".join(item.data for item in items)
-    first_id = orjson.dumps(items[0].id if items else None)
-    last_id = orjson.dumps(items[-1].id if items else None)
-    return (
-        b'{"object":"list","data":[' + data + b'],"first_id":' + first_id + b',"last_id":' + last_id
-        + b',"has_more":' + (b"true" if has_more else b"false") + b"}"
     )
-
-
-def _limit(raw: str | None) -> int:
-    if raw is None:
-        return 20
-    try:
-        limit = int(raw)
-    except ValueError:
-        raise InvalidRequest("Invalid value for 'limit': expected an integer.", param="limit", code="invalid_value") from None
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise InvalidRequest(f"Invalid value for 'limit': expected 1 to {MAX_PAGE_SIZE}.", param="limit", code="invalid_value")
-    return limit
+    return json_response(item_list(page.items, page.has_more))

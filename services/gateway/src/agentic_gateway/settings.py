@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from agentic_runtime.settings import ServiceSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
-
-from agentic_runtime.settings import ServiceSettings, fixed_env
 
 
 class GatewaySettings(ServiceSettings):
@@ -24,4 +23,5 @@ class GatewaySettings(ServiceSettings):
         description="Comma-separated `key=tenant` pairs (a bare key maps to tenant `default`). Unset: no auth.",
     )
     turn_timeout_seconds: float = Field(default=900.0, gt=0, description="Longest a single turn may run.")
+    state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
     ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of each dependency check behind /ready.")

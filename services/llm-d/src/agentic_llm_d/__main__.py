@@ -2,12 +2,12 @@
 
 import sys
 
+from agentic_runtime.http_service import run_uvicorn
+from agentic_runtime.logs import configure_logging
 from pydantic import ValidationError
 
 from agentic_llm_d.app import create_app
 from agentic_llm_d.settings import LlmDSettings
-from agentic_runtime.http_service import run_uvicorn
-from agentic_runtime.logs import configure_logging
 
 
 def main() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
-
-from agentic_llm_d.settings import LlmDSettings
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
 from agentic_runtime.http_service import add_probe_routes
+from fastapi import FastAPI
+
+from agentic_llm_d.settings import LlmDSettings
 
 
 def create_app(settings: LlmDSettings) -> FastAPI:

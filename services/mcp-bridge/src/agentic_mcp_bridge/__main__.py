@@ -1,9 +1,10 @@
 """`python -m agentic_mcp_bridge`: run the MCP bridge until SIGTERM."""
 
-from agentic_mcp_bridge.server import serve
-from agentic_mcp_bridge.settings import McpBridgeSettings
 from agentic_runtime import lifecycle
 from agentic_runtime.logs import configure_logging
+
+from agentic_mcp_bridge.server import serve
+from agentic_mcp_bridge.settings import McpBridgeSettings
 
 
 def main() -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from agentic_mcp_bridge.settings import McpBridgeSettings
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
+
+from agentic_mcp_bridge.settings import McpBridgeSettings
 
 log = logging.getLogger(__name__)
 

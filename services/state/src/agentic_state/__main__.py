@@ -6,6 +6,7 @@ import sys
 
 from agentic_runtime import lifecycle
 from agentic_runtime.logs import configure_logging
+
 from agentic_state.server import migrate_only, serve
 from agentic_state.settings import StateSettings
 

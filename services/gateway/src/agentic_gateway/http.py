@@ -1,0 +1,76 @@
+"""Small pieces every gateway route uses: the caller's principal, state calls, JSON and list bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+import grpc
+import orjson
+from agentic.v1 import common_pb2, state_pb2
+from agentic_core.errors import InvalidRequest
+from agentic_runtime.grpc_errors import error_from_rpc
+from fastapi import Request
+from fastapi.responses import Response
+
+MAX_PAGE_SIZE = 100
+DEFAULT_PAGE_SIZE = 20
+Reply = TypeVar("Reply")
+
+
+def json_response(content: bytes, status: int = 200) -> Response:
+    return Response(content=content, status_code=status, media_type="application/json")
+
+
+def principal_of(request: Request) -> common_pb2.Principal:
+    gateway = request.app.state.gateway
+    return gateway.auth.authenticate(request.headers.get("authorization"), request.headers.get("x-api-key"))
+
+
+def state_timeout(request: Request) -> float:
+    return request.app.state.gateway.settings.state_timeout_seconds
+
+
+async def state_call(call: Awaitable[Reply]) -> Reply:
+    try:
+        return await call
+    except grpc.aio.AioRpcError as exc:
+        raise error_from_rpc(exc, "state") from None
+
+
+def item_list(items: Sequence[state_pb2.Item], has_more: bool) -> bytes:
+    """An OpenAI list object, assembled from the stored item bytes without re-parsing them."""
+    data = b",".join(item.data for item in items)
+    first_id = orjson.dumps(items[0].id if items else None)
+    last_id = orjson.dumps(items[-1].id if items else None)
+    return (
+        b'{"object":"list","data":[' + data + b'],"first_id":' + first_id + b',"last_id":' + last_id
+        + b',"has_more":' + (b"true" if has_more else b"false") + b"}"
+    )
+
+
+def page_limit(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_PAGE_SIZE
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise InvalidRequest("Invalid value for 'limit': expected an integer.", param="limit", code="invalid_value") from None
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise InvalidRequest(f"Invalid value for 'limit': expected 1 to {MAX_PAGE_SIZE}.", param="limit", code="invalid_value")
+    return limit
+
+
+def ascending_order(raw: str | None) -> bool:
+    order = raw or "desc"
+    if order not in ("asc", "desc"):
+        raise InvalidRequest("Invalid value for 'order': expected 'asc' or 'desc'.", param="order", code="invalid_value")
+    return order == "asc"
+
+
+def deleted(object_id: str, kind: str) -> Response:
+    return json_response(orjson.dumps({"id": object_id, "object": f"{kind}.deleted", "deleted": True}))
+
+
+def items_to_proto(items: list[dict[str, Any]]) -> list[state_pb2.Item]:
+    return [state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in items]
