@@ -6,7 +6,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from agentic_core.chat import chat_request_from_responses
 from agentic_core.errors import InvalidRequest
 

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from openai.types.responses import Response
-
 from agentic_core.chat import response_from_chat_completion
 from agentic_core.errors import UpstreamUnavailable
 from agentic_core.responses.stream import outcome_from_json
+from openai.types.responses import Response
 
 FIXTURES = Path(__file__).parents[3] / "tests" / "fixtures"
 REQUEST = {"model": "smollm2", "input": "What is the weather in Paris?", "max_output_tokens": 64,
