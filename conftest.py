@@ -141,6 +141,7 @@ def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: 
             "AGENTIC_GATEWAY_API_KEYS": ",".join(f"{key}={tenant}" for tenant, key in TENANT_KEYS.items()),
             "AGENTIC_GATEWAY_MAX_BODY_BYTES": str(1024 * 1024),
             "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
+            "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
         },
     )
     local = LocalStack(config).start()
