@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 ROOT = Path(__file__).parent
@@ -26,6 +27,7 @@ from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
 
 from tests.support.fake_upstream import FakeUpstream  # noqa: E402
 
+CHAT_MODEL = "smollm2-via-chat"
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
 
 
@@ -142,6 +144,9 @@ def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: 
             "AGENTIC_GATEWAY_MAX_BODY_BYTES": str(1024 * 1024),
             "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
             "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
+            # The same fake server, reached through the Chat Completions adapter under another name.
+            "AGENTIC_MODELS": orjson.dumps([{"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat",
+                                             "upstream_model": "smollm2"}]).decode(),
         },
     )
     local = LocalStack(config).start()

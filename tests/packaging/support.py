@@ -13,10 +13,9 @@ from typing import Any
 from unittest import mock
 
 import yaml
+from agentic_runtime.settings import ServiceSettings
 from pydantic import AliasChoices
 from pydantic_core import PydanticUndefined
-
-from agentic_runtime.settings import ServiceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "agentic"

@@ -9,8 +9,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-
 from agentic_runtime.nats import TOOLS_STREAM
+
 from tests.packaging.support import (
     BY_COMPONENT,
     CHART,
@@ -432,10 +432,9 @@ def test_otel_endpoint_reaches_every_service() -> None:
 
 
 def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -> None:
-    import prometheus_client
-
     import agentic_executor.metrics  # noqa: F401 - registers the metrics
     import agentic_gateway.metrics  # noqa: F401
+    import prometheus_client
 
     (config_map,) = of_kind(rendered_preset("production"), "ConfigMap").values()
     assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"

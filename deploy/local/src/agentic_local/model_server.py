@@ -99,11 +99,11 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 gguf_path, out_dir = sys.argv[1], sys.argv[2]
 folder, name = gguf_path.rsplit("/", 1)
 tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.bfloat16)
+# float32 is the fast path for de-quantizing; the copy below is bf16.
+loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
 config = loaded.config
 if hasattr(config, "quantization_config"):
-    del config.quantization_config
-config.torch_dtype = torch.bfloat16
+    del config.quantization_config  # a model "quantized with GGUF" refuses save_pretrained
 fresh = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
 missing, unexpected = fresh.load_state_dict(loaded.state_dict(), strict=False)
 missing = [key for key in missing if not (key == "lm_head.weight" and config.tie_word_embeddings)]

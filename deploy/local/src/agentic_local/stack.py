@@ -165,8 +165,7 @@ class LocalStack:
         gateway = self._spawn("gateway", "agentic_gateway", self._env(
             AGENTIC_GATEWAY_HOST=os.environ.get("AGENTIC_GATEWAY_HOST", loopback), AGENTIC_PORT=gateway_port,
             AGENTIC_GATEWAY_EXECUTOR_ADDRESS=f"{loopback}:{executor_port}",
-            AGENTIC_GATEWAY_STATE_ADDRESS=f"{loopback}:{state_port}",
-            **{key: value for key, value in self.config.extra_env.items() if key.startswith("AGENTIC_GATEWAY_")}))
+            AGENTIC_GATEWAY_STATE_ADDRESS=f"{loopback}:{state_port}", **upstream))
 
         self.urls.update({
             "gateway": f"http://127.0.0.1:{gateway_port}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -20,3 +20,37 @@ class ServiceSettings(BaseSettings):
         default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"), description="Log level of every service (JSON logs on stderr)."
     )
     drain_seconds: float = Field(default=10.0, gt=0, description="How long SIGTERM waits for in-flight work.")
+
+
+class UpstreamSettings(ServiceSettings):
+    """Where models are served (the routing table) and how we talk to model servers."""
+
+    upstream_url: str = Field(
+        default="http://127.0.0.1:8000/v1",
+        validation_alias=fixed_env("AGENTIC_UPSTREAM_URL"),
+        description="Default model server: an OpenAI-compatible base URL ending in /v1.",
+    )
+    upstream_api_key: SecretStr | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_UPSTREAM_API_KEY"), description="Bearer key for the default model server."
+    )
+    upstream_api: str = Field(
+        default="responses",
+        pattern="^(responses|chat)$",
+        validation_alias=fixed_env("AGENTIC_UPSTREAM_API"),
+        description="API the default model server speaks: `responses` (vLLM's stateless Responses API) or `chat`.",
+    )
+    models_file: str | None = Field(
+        default=None,
+        validation_alias=fixed_env("AGENTIC_MODELS_FILE"),
+        description="Model routing table (JSON or YAML): `[{match, base_url, api, api_key_env}]`; unmatched models use the default.",
+    )
+    models: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_MODELS"), description="The model routing table inline, as JSON."
+    )
+    upstream_connect_timeout_seconds: float = Field(default=5.0, gt=0, description="Connect timeout to model servers.")
+    upstream_read_timeout_seconds: float = Field(default=300.0, gt=0, description="Longest silence from a model server.")
+    upstream_max_connections: int = Field(default=512, ge=1, description="Pooled connections to model servers.")
+    upstream_retries: int = Field(
+        default=2, ge=0, description="Retries of a connection failure before any byte was received (with backoff)."
+    )
+    upstream_retry_backoff_seconds: float = Field(default=0.1, ge=0, description="First retry delay; doubles each retry.")

@@ -8,6 +8,7 @@ from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.grpc_server import GrpcService, insecure_channel
 from agentic_runtime.metrics import serve_metrics
+from agentic_runtime.upstream_http import build_router
 
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
@@ -25,13 +26,14 @@ async def serve(settings: ExecutorSettings) -> None:
     state_channel = insecure_channel(settings.state_address)
     upstream = UpstreamClient(settings)
     policy = TurnPolicy(settings.conversation_lease_seconds, settings.conversation_wait_seconds)
-    runner = TurnRunner(upstream, StateClient(state_channel, settings.state_timeout_seconds), policy)
+    router = build_router(settings)
+    runner = TurnRunner(upstream, router, StateClient(state_channel, settings.state_timeout_seconds), policy)
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)
     await service.set_serving(True)
-    log.info("executor listening on %s:%d, upstream %s", settings.host, port, settings.upstream_url)
+    log.info("executor listening on %s:%d, default model server %s", settings.host, port, settings.upstream_url)
     await stop.wait()
     log.info("draining")
     await service.drain(settings.drain_seconds)

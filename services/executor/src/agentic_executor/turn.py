@@ -28,6 +28,7 @@ from agentic_core.responses.request import (
 )
 from agentic_core.responses.response import build_response
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_core.routing import ModelRoute, ModelRouter
 
 from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.state_client import StateClient
@@ -47,6 +48,7 @@ class TurnContext:
     response_id: str
     created_at: int
     input_items: list[dict[str, Any]]
+    route: ModelRoute
     conversation_id: str | None = None
     lease_token: str | None = None  # held while the turn runs on a conversation
     persisted: bool = False
@@ -65,8 +67,11 @@ class TurnPolicy:
 
 
 class TurnRunner:
-    def __init__(self, upstream: UpstreamClient, state: StateClient, policy: TurnPolicy | None = None) -> None:
+    def __init__(
+        self, upstream: UpstreamClient, router: ModelRouter, state: StateClient, policy: TurnPolicy | None = None
+    ) -> None:
         self.upstream = upstream
+        self.router = router
         self.state = state
         self.policy = policy or TurnPolicy()
 
@@ -105,10 +110,11 @@ class TurnRunner:
             response_id=new_response_id(),
             created_at=int(time.time()),
             input_items=normalize_input(parsed.input),
+            route=self.router.route(parsed.model),
             conversation_id=conversation_id,
         )
 
-    async def _load_history(self, context: TurnContext, *, stream: bool) -> bytes:
+    async def _load_history(self, context: TurnContext, *, stream: bool) -> dict[str, Any]:
         """Rehydrate the chain or take the conversation's lease; returns the upstream body."""
         history: list[bytes] = []
         if context.request.previous_response_id:
@@ -122,7 +128,9 @@ class TurnRunner:
             context.lease_token = lease_token
         history_items = [orjson.loads(item) for item in history]
         validate_continuation(history_items, context.input_items)
-        return _upstream_body(context.payload, history_items, context.input_items, stream=stream)
+        body = _upstream_body(context.payload, history_items, context.input_items, stream=stream)
+        body["model"] = context.route.model_for(context.request.model)
+        return body
 
     async def _release_lease(self, context: TurnContext) -> None:
         try:
@@ -130,9 +138,9 @@ class TurnRunner:
         except AgenticError as error:  # the lease also expires by itself
             log.warning("releasing the lease on %s failed: %s", context.conversation_id, error.message)
 
-    async def _run_json(self, context: TurnContext, upstream_body: bytes) -> bytes:
+    async def _run_json(self, context: TurnContext, upstream_body: dict[str, Any]) -> bytes:
         started = time.perf_counter()
-        outcome = outcome_from_json(await self.upstream.create_response(upstream_body))
+        outcome = outcome_from_json(await self.upstream.create_response(context.route, upstream_body))
         UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
         response = self._final_response(context, outcome)
         if _should_persist(context, outcome):
@@ -140,11 +148,13 @@ class TurnRunner:
         TURNS.labels(status=outcome.status).inc()
         return orjson.dumps(response)
 
-    async def _run_streaming(self, context: TurnContext, upstream_body: bytes) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+    async def _run_streaming(
+        self, context: TurnContext, upstream_body: dict[str, Any]
+    ) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         sequencer = EventSequencer()
         translator = StreamTranslator(sequencer)
         started = time.perf_counter()
-        upstream_events = self.upstream.stream_response(upstream_body)
+        upstream_events = self.upstream.stream_response(context.route, upstream_body)
         # The first upstream event is awaited before anything is emitted, so that
         # a refused request still reaches the client as a plain HTTP error.
         first_event = await anext(upstream_events, None)
@@ -228,10 +238,10 @@ def _should_persist(context: TurnContext, outcome: RoundOutcome) -> bool:
 
 def _upstream_body(
     payload: dict[str, Any], history: list[dict[str, Any]], input_items: list[dict[str, Any]], *, stream: bool
-) -> bytes:
+) -> dict[str, Any]:
     """The stateless request: the client's fields minus ours, with the whole history inlined."""
     body = {key: value for key, value in payload.items() if key not in _GATEWAY_ONLY_FIELDS}
     body["input"] = [model_view(item) for item in history] + [model_view(item) for item in input_items]
     body["store"] = False
     body["stream"] = stream
-    return orjson.dumps(body)
+    return body

@@ -1,65 +1,67 @@
-"""The stateless model server: one shared HTTP client, Responses JSON and SSE calls.
+"""The executor's model-server calls: one Responses-shaped interface over both upstream APIs.
 
-aiohttp rather than httpx here: this client is on every turn's hot path, and
-profiling showed httpx spending most of the executor's CPU per turn.
+A `responses` route gets vLLM's stateless /v1/responses; a `chat` route gets
+/v1/chat/completions through the Chat Completions adapter, which turns its
+replies and chunks back into Responses objects and events.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import orjson
-from agentic_core.errors import AgenticError, UpstreamTimeout, UpstreamUnavailable
+from agentic_core.chat import ChatStreamTranslator, chat_request_from_responses, response_from_chat_completion
+from agentic_core.errors import UpstreamUnavailable
+from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
+from agentic_runtime.upstream_http import UpstreamHttp, read_bounded
 
 from agentic_executor.settings import ExecutorSettings
 
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-def _transport_error(exc: BaseException) -> AgenticError:
-    if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
-        return UpstreamTimeout("The model server did not answer in time.")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return UpstreamUnavailable("Could not connect to the model server.", code="upstream_unreachable")
-    return UpstreamUnavailable(f"The connection to the model server failed ({type(exc).__name__}).")
-
-
 class UpstreamClient:
-    """Create with `UpstreamClient(settings)` inside the running loop; `close()` at shutdown."""
+    """Create inside the running loop; `close()` at shutdown."""
 
     def __init__(self, settings: ExecutorSettings) -> None:
-        self.base_url = settings.upstream_url.rstrip("/")
-        self.headers = {"content-type": "application/json"}
-        if settings.upstream_api_key is not None:
-            self.headers["authorization"] = f"Bearer {settings.upstream_api_key.get_secret_value()}"
+        self.http = UpstreamHttp(settings)
         self.max_event_bytes = settings.upstream_max_event_bytes
         self.max_body_bytes = settings.upstream_max_body_bytes
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=settings.upstream_max_connections, ttl_dns_cache=60),
-            timeout=aiohttp.ClientTimeout(
-                total=None,
-                sock_connect=settings.upstream_connect_timeout_seconds,
-                sock_read=settings.upstream_read_timeout_seconds,
-            ),
-            skip_auto_headers=("User-Agent",),
-        )
 
     async def close(self) -> None:
-        await self.session.close()
+        await self.http.close()
 
-    async def create_response(self, body: bytes) -> dict[str, Any]:
-        """POST /responses without streaming; the parsed response object."""
-        try:
-            async with self.session.post(f"{self.base_url}/responses", data=body, headers=self.headers) as reply:
-                raw = await self._read_bounded(reply, self.max_body_bytes)
-                status = reply.status
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _transport_error(exc) from None
+    async def create_response(self, route: ModelRoute, body: dict[str, Any]) -> dict[str, Any]:
+        """A non-streaming generation; the upstream response object in vLLM's Responses shape."""
+        if route.api == "chat":
+            completion = await self._post_json(route, "/chat/completions", chat_request_from_responses(body))
+            return response_from_chat_completion(completion, body)
+        return await self._post_json(route, "/responses", body)
+
+    async def stream_response(self, route: ModelRoute, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """A streaming generation; yields upstream Responses events (translated from chat chunks on chat routes).
+
+        Errors before the first event carry the upstream status; later transport
+        failures surface as `UpstreamUnavailable`/`UpstreamTimeout`.
+        """
+        if route.api == "chat":
+            translator = ChatStreamTranslator(body)
+            async for chunk in self._post_stream(route, "/chat/completions", chat_request_from_responses(body)):
+                for event in translator.translate(chunk):
+                    yield event
+            for event in translator.finish():
+                yield event
+            return
+        async for event in self._post_stream(route, "/responses", body):
+            yield event
+
+    async def _post_json(self, route: ModelRoute, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:
+            raw = await read_bounded(reply, self.max_body_bytes)
+            status = reply.status
         if status >= 400:
             raise error_from_upstream(status, raw)
         try:
@@ -67,43 +69,22 @@ class UpstreamClient:
         except orjson.JSONDecodeError:
             raise UpstreamUnavailable("The model server returned a body that is not JSON.") from None
         if not isinstance(payload, dict):
-            raise UpstreamUnavailable("The model server returned JSON that is not a response object.")
+            raise UpstreamUnavailable("The model server returned JSON that is not an object.")
         return payload
 
-    async def stream_response(self, body: bytes) -> AsyncIterator[dict[str, Any]]:
-        """POST /responses with `stream: true`; yields each event's parsed JSON.
-
-        Errors raised before the first event carry the upstream status; later
-        transport failures surface as `UpstreamUnavailable`/`UpstreamTimeout`.
-        """
+    async def _post_stream(self, route: ModelRoute, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         parser = SseParser(self.max_event_bytes)
-        try:
-            async with self.session.post(f"{self.base_url}/responses", data=body, headers=self.headers) as reply:
-                if reply.status >= 400:
-                    raise error_from_upstream(reply.status, await self._read_bounded(reply, _ERROR_BODY_LIMIT))
-                async for chunk in reply.content.iter_any():
-                    for event in parser.feed(chunk):
-                        if event.data == DONE:
-                            return
-                        yield _event_json(event.data)
-                for event in parser.close():
-                    if event.data != DONE:
-                        yield _event_json(event.data)
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _transport_error(exc) from None
-
-    @staticmethod
-    async def _read_bounded(reply: aiohttp.ClientResponse, limit: int) -> bytes:
-        if reply.content_length is not None and reply.content_length > limit:
-            raise UpstreamUnavailable(f"The model server's reply exceeds {limit} bytes.", code="upstream_body_too_large")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in reply.content.iter_any():
-            size += len(chunk)
-            if size > limit:
-                raise UpstreamUnavailable(f"The model server's reply exceeds {limit} bytes.", code="upstream_body_too_large")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:
+            if reply.status >= 400:
+                raise error_from_upstream(reply.status, await read_bounded(reply, _ERROR_BODY_LIMIT))
+            async for chunk in reply.content.iter_any():
+                for event in parser.feed(chunk):
+                    if event.data == DONE:
+                        return
+                    yield _event_json(event.data)
+            for event in parser.close():
+                if event.data != DONE:
+                    yield _event_json(event.data)
 
 
 def _event_json(data: bytes) -> dict[str, Any]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import ServiceSettings, fixed_env
+from agentic_runtime.settings import UpstreamSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 
-class GatewaySettings(ServiceSettings):
+class GatewaySettings(UpstreamSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_GATEWAY_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
