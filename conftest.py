@@ -28,6 +28,7 @@ from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
 from tests.support.fake_upstream import FakeUpstream  # noqa: E402
 
 CHAT_MODEL = "smollm2-via-chat"
+DEAD_MODEL = "model-on-a-dead-server"
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
 
 
@@ -145,8 +146,10 @@ def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: 
             "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
             "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
             # The same fake server, reached through the Chat Completions adapter under another name.
-            "AGENTIC_MODELS": orjson.dumps([{"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat",
-                                             "upstream_model": "smollm2"}]).decode(),
+            "AGENTIC_MODELS": orjson.dumps([
+                {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},
+                {"match": DEAD_MODEL, "base_url": "http://127.0.0.1:9/v1"},  # nothing listens there
+            ]).decode(),
         },
     )
     local = LocalStack(config).start()

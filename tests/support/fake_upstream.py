@@ -156,6 +156,8 @@ class FakeUpstream:
             Route("/v1/responses", self._responses, methods=["POST"]),
             Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
+            Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            Route("/v1/completions", self._completions, methods=["POST"]),
         ])
 
     @property
@@ -180,6 +182,30 @@ class FakeUpstream:
 
     async def _models(self, request: Request) -> Response:
         body = {"object": "list", "data": [{"id": SERVED_MODEL, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": "hf_smol", "parent": None, "max_model_len": 4096}]}
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    async def _embeddings(self, request: Request) -> Response:
+        """vLLM's embeddings shape, with a deterministic vector per input."""
+        payload = orjson.loads(await request.body())
+        with self._lock:
+            self.requests.append(payload)
+        inputs = payload.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        data = [{"index": index, "object": "embedding", "embedding": [len(text) / 10, 0.5, -0.25]}
+                for index, text in enumerate(inputs)]
+        tokens = sum(len(_words(text)) for text in inputs)
+        body = {"id": f"embd-{_hex()}", "object": "list", "created": int(time.time()), "model": payload.get("model"),
+                "data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0}}
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    async def _completions(self, request: Request) -> Response:
+        """vLLM's legacy completions shape (non-streaming)."""
+        payload = orjson.loads(await request.body())
+        reply = self._next_reply(payload)
+        text = reply.text if isinstance(reply, Text) else ""
+        body = {"id": f"cmpl-{_hex()}", "object": "text_completion", "created": int(time.time()), "model": payload.get("model"),
+                "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "stop", "stop_reason": None}],
+                "usage": {"prompt_tokens": 5, "total_tokens": 5 + len(_words(text)), "completion_tokens": len(_words(text))}}
         return Response(orjson.dumps(body), media_type="application/json")
 
     async def _responses(self, request: Request) -> Response:

@@ -12,8 +12,6 @@ import pytest
 from openai import OpenAI
 
 pytestmark = pytest.mark.vllm
-# The Conversations API is being built alongside; this test turns green when it lands.
-CONVERSATIONS_PENDING = pytest.mark.xfail(reason="Conversations API lands separately", strict=False)
 
 MODEL = "smollm2"
 SHORT = {"max_output_tokens": 48, "temperature": 0}
@@ -137,7 +135,6 @@ def test_required_function_call_then_its_output(client: OpenAI) -> None:
     assert [item.type for item in items] == ["function_call_output"] and items[0].call_id == call.call_id
 
 
-@CONVERSATIONS_PENDING
 def test_conversation_two_turns_then_items(client: OpenAI) -> None:
     conversation = client.conversations.create(metadata={"tier": "vllm"})
     assert conversation.id.startswith("conv_")

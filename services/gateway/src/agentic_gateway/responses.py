@@ -28,15 +28,14 @@ from agentic_gateway.http import (
     state_call,
 )
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
+from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
 
 router = APIRouter()
 
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-def _routing_stream_flag(body: bytes) -> bool:
-    """Read the one routing field the relay needs; the executor validates the rest."""
-    payload = parse_json_object(body)
+def _stream_flag(payload: dict) -> bool:
     stream = payload.get("stream", False)
     if stream is None:
         return False
@@ -52,7 +51,13 @@ async def create_response(request: Request) -> Response:
     try:
         principal = principal_of(request)
         body = await read_body(request, gateway.settings.max_body_bytes)
-        stream = _routing_stream_flag(body)
+        # Only the routing fields are read here; the executor (or the model server) validates the rest.
+        payload = parse_json_object(body)
+        stream = _stream_flag(payload)
+        if isinstance(payload.get("model"), str) and payload["model"]:
+            route = gateway.router.route(payload["model"])
+            if is_stateless_responses_request(payload, route):
+                return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough")
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
         call = gateway.peers.executor.Execute(
             executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id),

@@ -22,6 +22,9 @@ class GatewaySettings(UpstreamSettings):
         default=None,
         description="Comma-separated `key=tenant` pairs (a bare key maps to tenant `default`). Unset: no auth.",
     )
+    max_upstream_body_bytes: int = Field(
+        default=16 * 1024 * 1024, gt=0, description="Largest non-streaming body relayed from a model server."
+    )
     turn_timeout_seconds: float = Field(default=900.0, gt=0, description="Longest a single turn may run.")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
     ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of each dependency check behind /ready.")

@@ -1,0 +1,144 @@
+"""Requests that need no state and no gateway tool go straight to the model server, bytes in, bytes out.
+
+No executor hop: the body is forwarded as the client sent it (only a routing
+alias rewrites `model`), and the reply — JSON or SSE — is relayed as it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
+from agentic_core.responses.request import parse_json_object
+from agentic_core.routing import ModelRoute
+from agentic_runtime.upstream_http import read_bounded, transport_error
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from agentic_gateway.body import read_body
+from agentic_gateway.http import json_response, principal_of
+from agentic_gateway.metrics import REQUESTS
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+# Tool types the client executes itself: a request with only these needs no gateway loop.
+CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
+_RELAYED_HEADERS = ("content-type", "x-request-id")
+
+
+def is_stateless_responses_request(payload: dict[str, Any], route: ModelRoute) -> bool:
+    """`store: false`, no chain, no conversation, no background, only client tools, a Responses server."""
+    if route.api != "responses" or payload.get("store") is not False:
+        return False
+    if payload.get("previous_response_id") or payload.get("conversation") or payload.get("background"):
+        return False
+    tools = payload.get("tools") or []
+    return isinstance(tools, list) and all(isinstance(tool, dict) and tool.get("type") in CLIENT_TOOL_TYPES for tool in tools)
+
+
+def model_of(payload: dict[str, Any]) -> str:
+    model = payload.get("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest("Missing required parameter: 'model'.", param="model", code="missing_required_parameter")
+    return model
+
+
+def upstream_body(body: bytes, payload: dict[str, Any], route: ModelRoute) -> bytes:
+    """The client's bytes, unless the route renames the model."""
+    if route.upstream_model is None:
+        return body
+    return orjson.dumps({**payload, "model": route.upstream_model})
+
+
+async def relay(request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str) -> Response:
+    """POST to the model server and hand its answer back unchanged; stream it when it streams."""
+    gateway = request.app.state.gateway
+    upstream = gateway.upstream
+    context = upstream.request("POST", route.base_url + path, route, body)
+    reply = await context.__aenter__()
+    headers = {name: reply.headers[name] for name in _RELAYED_HEADERS if name in reply.headers}
+    REQUESTS.labels(route=label, status=reply.status).inc()
+    if not stream or reply.status >= 400 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+        try:
+            content = await read_bounded(reply, gateway.settings.max_upstream_body_bytes)
+        finally:
+            await context.__aexit__(None, None, None)
+        return Response(content=content, status_code=reply.status, headers=headers)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in reply.content.iter_any():
+                yield chunk
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            log.warning("pass-through stream from %s broke: %s", route.base_url, transport_error(exc).message)
+        finally:
+            await context.__aexit__(None, None, None)
+
+    headers["cache-control"] = "no-cache"
+    return StreamingResponse(chunks(), status_code=reply.status, headers=headers)
+
+
+def _proxy_route(path: str, label: str):
+    async def proxy(request: Request) -> Response:
+        gateway = request.app.state.gateway
+        principal_of(request)
+        body = await read_body(request, gateway.settings.max_body_bytes)
+        payload = parse_json_object(body)
+        route = gateway.router.route(model_of(payload))
+        return await relay(request, route, path, upstream_body(body, payload, route), payload.get("stream") is True, label)
+
+    proxy.__name__ = f"proxy_{label}"
+    return proxy
+
+
+for _path, _label in (("/chat/completions", "chat_completions"), ("/completions", "completions"), ("/embeddings", "embeddings")):
+    router.add_api_route(f"/v1{_path}", _proxy_route(_path, _label), methods=["POST"])
+
+
+async def _list_from(request: Request, route: ModelRoute) -> list[dict[str, Any]]:
+    upstream = request.app.state.gateway.upstream
+    try:
+        async with upstream.request("GET", route.base_url + "/models", route, content_type=None) as reply:
+            content = await read_bounded(reply, 4 * 1024 * 1024)
+            if reply.status != 200:
+                raise UpstreamUnavailable(f"GET /models answered {reply.status}")
+        data = orjson.loads(content).get("data")
+        return [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+    except (AgenticError, orjson.JSONDecodeError, AttributeError, TypeError) as error:
+        log.warning("listing models of %s failed: %s", route.base_url, getattr(error, "message", error))
+        return []
+
+
+async def all_models(request: Request) -> list[dict[str, Any]]:
+    """Every model of every configured model server, plus the routing table's exact names."""
+    gateway = request.app.state.gateway
+    servers = gateway.router.servers()
+    listed = await asyncio.gather(*(_list_from(request, route) for route in servers))
+    models: dict[str, dict[str, Any]] = {}
+    for entries in listed:
+        for entry in entries:
+            models.setdefault(entry["id"], entry)
+    for name in gateway.router.exact:
+        models.setdefault(name, {"id": name, "object": "model", "created": 0, "owned_by": "agentic"})
+    return list(models.values())
+
+
+@router.get("/v1/models")
+async def list_models(request: Request) -> Response:
+    principal_of(request)
+    return json_response(orjson.dumps({"object": "list", "data": await all_models(request)}))
+
+
+@router.get("/v1/models/{model:path}")
+async def retrieve_model(request: Request, model: str) -> Response:
+    principal_of(request)
+    for entry in await all_models(request):
+        if entry["id"] == model:
+            return json_response(orjson.dumps(entry))
+    raise NotFound(f"The model `{model}` does not exist.", param="model", code="model_not_found")
