@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import openai
 import orjson
 import pytest
 from openai import OpenAI
@@ -127,7 +128,6 @@ def test_store_false_on_the_stateful_path_is_echoed_and_not_stored(client: OpenA
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_store_false_writes_nothing(client: OpenAI, upstream, stream: bool) -> None:
-    import openai
 
     if stream:
         events = list(client.responses.create(model=MODEL, input="ephemeral", store=False, stream=True))
