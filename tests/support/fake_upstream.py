@@ -148,6 +148,7 @@ class FakeUpstream:
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []
+        self.tokenize_requests: list[dict[str, Any]] = []
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
@@ -157,6 +158,7 @@ class FakeUpstream:
             Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            Route("/tokenize", self._tokenize, methods=["POST"]),
             Route("/v1/completions", self._completions, methods=["POST"]),
         ])
 
@@ -172,6 +174,7 @@ class FakeUpstream:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.tokenize_requests.clear()
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -182,6 +185,17 @@ class FakeUpstream:
 
     async def _models(self, request: Request) -> Response:
         body = {"object": "list", "data": [{"id": SERVED_MODEL, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": "hf_smol", "parent": None, "max_model_len": 4096}]}
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    async def _tokenize(self, request: Request) -> Response:
+        """vLLM's `/tokenize` (chat form): a deterministic count, 3 tokens of framing per message plus its words."""
+        payload = orjson.loads(await request.body())
+        with self._lock:
+            self.tokenize_requests.append(payload)
+        if payload.get("model") != SERVED_MODEL:
+            return Response(_error_body(HttpError(404, "model not found", "NotFoundError", "model")), status_code=404)
+        count = sum(3 + len(_words(str(message.get("content") or ""))) for message in payload.get("messages", []))
+        body = {"count": count, "max_model_len": 4096, "tokens": list(range(count)), "token_strs": None}
         return Response(orjson.dumps(body), media_type="application/json")
 
     async def _embeddings(self, request: Request) -> Response:

@@ -15,3 +15,6 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
     async def Execute(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
         async for message in self.runner.run(request):
             yield message
+
+    async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
+        return await self.runner.count_input_tokens(request)

@@ -30,6 +30,12 @@ class StateClient:
         )
         return list(history.items)
 
+    async def conversation_history(self, principal: common_pb2.Principal, conversation_id: str) -> list[bytes]:
+        history = await self._call(
+            self.stub.GetConversationHistory, state_pb2.ConversationRef(principal=principal, conversation_id=conversation_id)
+        )
+        return list(history.items)
+
     async def begin_conversation_turn(
         self, principal: common_pb2.Principal, conversation_id: str, lease_token: str, lease_seconds: float, wait_seconds: float
     ) -> list[bytes]:

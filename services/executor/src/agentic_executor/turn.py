@@ -28,6 +28,7 @@ from agentic_core.responses.request import (
 )
 from agentic_core.responses.response import build_response
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_core.responses.token_estimate import estimate_input_tokens
 from agentic_core.routing import ModelRoute, ModelRouter
 
 from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
@@ -113,6 +114,21 @@ class TurnRunner:
             route=self.router.route(parsed.model),
             conversation_id=conversation_id,
         )
+
+    async def count_input_tokens(self, request: executor_pb2.ExecuteRequest) -> executor_pb2.TokenCount:
+        """The input a turn would send (history included), counted by the model server or estimated."""
+        context = self._context(request)
+        history: list[bytes] = []
+        if context.request.previous_response_id:
+            history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
+        elif context.conversation_id:
+            history = await self.state.conversation_history(context.principal, context.conversation_id)
+        body = _upstream_body(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=False)
+        body["model"] = context.route.model_for(context.request.model)
+        counted = await self.upstream.count_input_tokens(context.route, body)
+        if counted is not None:
+            return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
+        return executor_pb2.TokenCount(input_tokens=estimate_input_tokens(body), method="estimate")
 
     async def _load_history(self, context: TurnContext, *, stream: bool) -> dict[str, Any]:
         """Rehydrate the chain or take the conversation's lease; returns the upstream body."""

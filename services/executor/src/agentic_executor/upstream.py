@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 from agentic_core.chat import ChatStreamTranslator, chat_request_from_responses, response_from_chat_completion
-from agentic_core.errors import UpstreamUnavailable
+from agentic_core.errors import AgenticError, UpstreamUnavailable
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
@@ -57,6 +57,25 @@ class UpstreamClient:
             return
         async for event in self._post_stream(route, "/responses", body):
             yield event
+
+    async def count_input_tokens(self, route: ModelRoute, body: dict[str, Any]) -> int | None:
+        """The model server's own count (vLLM's `/tokenize` on the chat form), or None when it has none."""
+        chat = chat_request_from_responses({**body, "stream": False})
+        request = {"model": chat["model"], "messages": chat["messages"], "add_generation_prompt": True}
+        if chat.get("tools"):
+            request["tools"] = chat["tools"]
+        try:
+            async with self.http.request("POST", route.server_root + "/tokenize", route, orjson.dumps(request)) as reply:
+                raw = await read_bounded(reply, _ERROR_BODY_LIMIT)
+                if reply.status != 200:
+                    return None
+        except AgenticError:
+            return None
+        try:
+            count = orjson.loads(raw).get("count")
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+        return count if isinstance(count, int) and count >= 0 else None
 
     async def _post_json(self, route: ModelRoute, path: str, body: dict[str, Any]) -> dict[str, Any]:
         async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:

@@ -103,6 +103,22 @@ async def _relay(call, messages: AsyncIterator[executor_pb2.ExecuteEvent], first
         call.cancel()
 
 
+@router.post("/v1/responses/input_tokens")
+async def count_input_tokens(request: Request) -> Response:
+    gateway = request.app.state.gateway
+    principal = principal_of(request)
+    body = await read_body(request, gateway.settings.max_body_bytes)
+    parse_json_object(body)
+    try:
+        count = await gateway.peers.executor.CountInputTokens(
+            executor_pb2.ExecuteRequest(request_json=body, principal=principal), timeout=gateway.settings.state_timeout_seconds
+        )
+    except grpc.aio.AioRpcError as exc:
+        raise error_from_rpc(exc, "executor") from None
+    content = orjson.dumps({"object": "response.input_tokens", "input_tokens": count.input_tokens})
+    return Response(content=content, media_type="application/json", headers={"x-agentic-token-count": count.method})
+
+
 @router.get("/v1/responses/{response_id}")
 async def retrieve_response(request: Request, response_id: str) -> Response:
     gateway = request.app.state.gateway

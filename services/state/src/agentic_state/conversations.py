@@ -33,6 +33,8 @@ def conversation_json(conversation_id: str, created_at: datetime, metadata: str)
     )
 
 
+_HISTORY_SQL = "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 ORDER BY position"
+
 _APPEND_ITEMS_SQL = """
 INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id)
 SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item, $4
@@ -196,10 +198,13 @@ class ConversationStore:
             )
             if leased is None:
                 await _raise_missing_or_locked(connection, tenant, conversation_id)
-            rows = await connection.fetch(
-                "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 ORDER BY position",
-                tenant, conversation_id,
-            )
+            rows = await connection.fetch(_HISTORY_SQL, tenant, conversation_id)
+        return [row["item"] for row in rows]
+
+    async def history(self, tenant: str, conversation_id: str) -> list[str]:
+        async with self.pool.acquire() as connection:
+            await self._require(connection, tenant, conversation_id)
+            rows = await connection.fetch(_HISTORY_SQL, tenant, conversation_id)
         return [row["item"] for row in rows]
 
     async def end_turn(self, tenant: str, conversation_id: str, lease_token: str) -> None:

@@ -119,3 +119,7 @@ class StateServicer(state_pb2_grpc.StateServicer):
     async def EndConversationTurn(self, request: state_pb2.EndConversationTurnRequest, context: grpc.aio.ServicerContext):
         await self.conversations.end_turn(request.principal.tenant, request.conversation_id, request.lease_token)
         return state_pb2.EndConversationTurnReply()
+
+    async def GetConversationHistory(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+        items = await self.conversations.history(request.principal.tenant, request.conversation_id)
+        return state_pb2.History(items=[item.encode() for item in items])

@@ -6,6 +6,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class TokenCount(_message.Message):
+    __slots__ = ("input_tokens", "method")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    method: str
+    def __init__(self, input_tokens: _Optional[int] = ..., method: _Optional[str] = ...) -> None: ...
+
 class ExecuteRequest(_message.Message):
     __slots__ = ("request_json", "principal", "stream", "request_id")
     REQUEST_JSON_FIELD_NUMBER: _ClassVar[int]

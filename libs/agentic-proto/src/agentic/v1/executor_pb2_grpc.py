@@ -41,6 +41,11 @@ class ExecutorStub:
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
                 _registered_method=True)
+        self.CountInputTokens = channel.unary_unary(
+                '/agentic.v1.Executor/CountInputTokens',
+                request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.TokenCount.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -54,6 +59,13 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CountInputTokens(self, request, context):
+        """Counts a create request's input tokens (history included) without generating.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -61,6 +73,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.Execute,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+            ),
+            'CountInputTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.CountInputTokens,
+                    request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.TokenCount.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -92,6 +109,33 @@ class Executor:
             '/agentic.v1.Executor/Execute',
             agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
             agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CountInputTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.Executor/CountInputTokens',
+            agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
+            agentic_dot_v1_dot_executor__pb2.TokenCount.FromString,
             options,
             channel_credentials,
             insecure,

@@ -111,6 +111,11 @@ class StateStub:
                 request_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
                 _registered_method=True)
+        self.GetConversationHistory = channel.unary_unary(
+                '/agentic.v1.State/GetConversationHistory',
+                request_serializer=agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.History.FromString,
+                _registered_method=True)
 
 
 class StateServicer:
@@ -212,6 +217,13 @@ class StateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetConversationHistory(self, request, context):
+        """The conversation's items as history, without taking its lease (for counting tokens).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -289,6 +301,11 @@ def add_StateServicer_to_server(servicer, server):
                     servicer.EndConversationTurn,
                     request_deserializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.SerializeToString,
+            ),
+            'GetConversationHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConversationHistory,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.History.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -698,6 +715,33 @@ class State:
             '/agentic.v1.State/EndConversationTurn',
             agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.SerializeToString,
             agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConversationHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/GetConversationHistory',
+            agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.History.FromString,
             options,
             channel_credentials,
             insecure,
