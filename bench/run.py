@@ -46,15 +46,18 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-async def _drive(client: aiohttp.ClientSession, url: str, body: bytes, concurrency: int, total: int, first_byte: bool) -> tuple[list[float], float]:
+async def _drive(client: aiohttp.ClientSession, url: str, bodies: list[bytes], concurrency: int, total: int, first_byte: bool) -> tuple[list[float], float]:
     latencies: list[float] = []
     remaining = total
+    sent = 0
     headers = {"content-type": "application/json"}
 
     async def worker() -> None:
-        nonlocal remaining
+        nonlocal remaining, sent
         while remaining > 0:
             remaining -= 1
+            body = bodies[sent % len(bodies)]
+            sent += 1
             started = time.perf_counter()
             async with client.post(url, data=body, headers=headers) as reply:
                 if first_byte:
@@ -74,15 +77,41 @@ async def _drive(client: aiohttp.ClientSession, url: str, body: bytes, concurren
     return latencies, time.perf_counter() - started
 
 
-async def measure(target: str, base_url: str, scenario: str, concurrency: int, total: int) -> Figures:
+SLOW_MODEL = "smollm2-slow"  # served by a second fake that takes 20 ms per generation, like a real small model
+SCENARIO_FIELDS = {
+    "json-stored": {},
+    "stream-ttfb": {"stream": True},
+    "passthrough": {"store": False},
+    "json-stored-20ms": {"model": SLOW_MODEL},
+    "passthrough-20ms": {"store": False, "model": SLOW_MODEL},
+}
+
+
+async def measure(target: str, base_url: str, scenario: str, concurrency: int, total: int,
+                  variants: list[dict] | None = None, warm_up: bool = True) -> Figures:
+    """`variants`: extra fields, one set per request in turn (e.g. a different conversation each)."""
     stream = scenario == "stream-ttfb"
-    body = json.dumps({**BODY, "stream": stream}).encode()
+    bodies = [json.dumps({**BODY, **SCENARIO_FIELDS.get(scenario, {}), **extra}).encode() for extra in variants or [{}]]
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as client:
-        await _drive(client, f"{base_url}/responses", body, concurrency, max(20, concurrency * 2), stream)  # warm-up
-        latencies, elapsed = await _drive(client, f"{base_url}/responses", body, concurrency, total, stream)
+        if warm_up:
+            await _drive(client, f"{base_url}/responses", bodies, concurrency, max(20, concurrency * 2), stream)
+        latencies, elapsed = await _drive(client, f"{base_url}/responses", bodies, concurrency, total, stream)
     return Figures(target, scenario, concurrency, total, round(_percentile(latencies, 0.5) * 1000, 2),
                    round(_percentile(latencies, 0.95) * 1000, 2), round(total / elapsed, 1))
+
+
+async def long_conversation(base_url: str, prior_turns: int) -> str:
+    """A conversation holding `prior_turns` turns (a user and an assistant item each), built through the API."""
+    async with aiohttp.ClientSession() as client:
+        async with client.post(f"{base_url}/conversations", json={}) as reply:
+            conversation_id = (await reply.json())["id"]
+        for start in range(0, prior_turns * 2, 20):
+            items = [{"role": "user" if (start + n) % 2 == 0 else "assistant", "content": f"turn {(start + n) // 2} says hello"}
+                     for n in range(min(20, prior_turns * 2 - start))]
+            async with client.post(f"{base_url}/conversations/{conversation_id}/items", json={"items": items}) as reply:
+                assert reply.status == 200, await reply.text()
+    return conversation_id
 
 
 def _report(results: list[Figures]) -> str:
@@ -90,7 +119,7 @@ def _report(results: list[Figures]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     by_key = {(f.target, f.scenario, f.concurrency): f for f in results}
     for (target, scenario, concurrency), stack in by_key.items():
-        if target != "stack":
+        if target != "stack" or ("direct", scenario, concurrency) not in by_key:
             continue
         direct = by_key[("direct", scenario, concurrency)]
         lines.append(
@@ -98,6 +127,12 @@ def _report(results: list[Figures]) -> str:
             f"{stack.p50_ms - direct.p50_ms:+.2f} | {direct.requests_per_s} | {stack.requests_per_s} | "
             f"{stack.requests_per_s / direct.requests_per_s:.2f} |"
         )
+    first_turn = by_key.get(("stack", "conversation-0", 1))
+    lines.append("")
+    for (_, scenario, _), figures in by_key.items():
+        if scenario.startswith("conversation-") and first_turn is not None:
+            lines.append(f"- {scenario} (a turn on a conversation with that many prior turns): p50 {figures.p50_ms} ms, "
+                         f"p95 {figures.p95_ms} ms, {figures.p50_ms / first_turn.p50_ms:.2f}x the first turn's p50")
     return "\n".join(lines)
 
 
@@ -107,30 +142,45 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latest.json")
     args = parser.parse_args()
 
-    port = free_port()
-    fake = subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(port)], cwd=ROOT)
-    wait_until(lambda: tcp_accepts(port), 30, "fake model server")
+    port, slow_port = free_port(), free_port()
+    fakes = [
+        subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(port)], cwd=ROOT),
+        subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(slow_port), "--model", SLOW_MODEL,
+                          "--latency-ms", "20"], cwd=ROOT),
+    ]
+    wait_until(lambda: tcp_accepts(port) and tcp_accepts(slow_port), 30, "fake model servers")
     upstream_url = f"http://127.0.0.1:{port}/v1"
+    slow_url = f"http://127.0.0.1:{slow_port}/v1"
     with tempfile.TemporaryDirectory(prefix="agentic-bench-") as data_dir:
         stack = LocalStack(StackConfig(
             data_dir=Path(data_dir), upstream_url=upstream_url, gateway_port=0, llm_d_port=0,
             database_url=os.environ.get("AGENTIC_DATABASE_URL"), nats_url=os.environ.get("AGENTIC_NATS_URL"),
-            extra_env={"AGENTIC_LOG_LEVEL": "WARNING"},
+            extra_env={"AGENTIC_LOG_LEVEL": "WARNING",
+                       "AGENTIC_MODELS": json.dumps([{"match": SLOW_MODEL, "base_url": slow_url}])},
         ))
         stack.start()
         try:
             results: list[Figures] = []
-            plan = [("json-stored", 1), ("json-stored", 8), ("json-stored", 32), ("stream-ttfb", 1), ("stream-ttfb", 8)]
+            plan = [("json-stored", 1), ("json-stored", 8), ("json-stored", 32), ("stream-ttfb", 1), ("stream-ttfb", 8),
+                    ("passthrough", 1), ("passthrough", 32), ("json-stored-20ms", 32), ("passthrough-20ms", 32)]
             for scenario, concurrency in plan:
                 total = args.requests if concurrency > 1 else args.requests // 2
-                for target, base in (("direct", upstream_url), ("stack", stack.base_url)):
+                direct_url = slow_url if scenario.endswith("-20ms") else upstream_url
+                for target, base in (("direct", direct_url), ("stack", stack.base_url)):
                     figures = uvloop.run(measure(target, base, scenario, concurrency, total))
                     print(json.dumps(asdict(figures)), flush=True)
                     results.append(figures)
+            fresh = [{"conversation": uvloop.run(long_conversation(stack.base_url, 0))} for _ in range(100)]
+            long = [{"conversation": uvloop.run(long_conversation(stack.base_url, 200))}]
+            for scenario, variants in (("conversation-0", fresh), ("conversation-200", long)):
+                figures = uvloop.run(measure("stack", stack.base_url, scenario, 1, 100, variants, warm_up=False))
+                print(json.dumps(asdict(figures)), flush=True)
+                results.append(figures)
         finally:
             stack.stop()
-            fake.terminate()
-            fake.wait()
+            for fake in fakes:
+                fake.terminate()
+                fake.wait()
     print()
     print(_report(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)

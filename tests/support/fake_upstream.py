@@ -144,9 +144,11 @@ def _error_body(reply: HttpError) -> bytes:
 class FakeUpstream:
     """Start with `start()`; `base_url` ends in `/v1` like a real OpenAI-compatible server."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, served_model: str = SERVED_MODEL, latency: float = 0.0) -> None:
         self.host = host
         self.port = port
+        self.served_model = served_model
+        self.latency = latency  # added to every generation, like a real model's time to first token
         self.requests: list[dict[str, Any]] = []
         self.tokenize_requests: list[dict[str, Any]] = []
         self._script: deque[Reply] = deque()
@@ -181,10 +183,11 @@ class FakeUpstream:
             self.requests.append(request)
             if self._script:
                 return self._script.popleft()
-        return Text(f"Echo: {_last_user_text(request)}")
+        default = Text(f"Echo: {_last_user_text(request)}")
+        return Delay(self.latency, default) if self.latency else default
 
     async def _models(self, request: Request) -> Response:
-        body = {"object": "list", "data": [{"id": SERVED_MODEL, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": "hf_smol", "parent": None, "max_model_len": 4096}]}
+        body = {"object": "list", "data": [{"id": self.served_model, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": "hf_smol", "parent": None, "max_model_len": 4096}]}
         return Response(orjson.dumps(body), media_type="application/json")
 
     async def _tokenize(self, request: Request) -> Response:
@@ -192,7 +195,7 @@ class FakeUpstream:
         payload = orjson.loads(await request.body())
         with self._lock:
             self.tokenize_requests.append(payload)
-        if payload.get("model") != SERVED_MODEL:
+        if payload.get("model") != self.served_model:
             return Response(_error_body(HttpError(404, "model not found", "NotFoundError", "model")), status_code=404)
         count = sum(3 + len(_words(str(message.get("content") or ""))) for message in payload.get("messages", []))
         body = {"count": count, "max_model_len": 4096, "tokens": list(range(count)), "token_strs": None}
@@ -228,8 +231,8 @@ class FakeUpstream:
         while isinstance(reply, Delay):
             await asyncio.sleep(reply.seconds)
             reply = reply.then or Text(f"Echo: {_last_user_text(payload)}")
-        if payload.get("model") != SERVED_MODEL:
-            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {SERVED_MODEL}.", "NotFoundError", "model")
+        if payload.get("model") != self.served_model:
+            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {self.served_model}.", "NotFoundError", "model")
         elif payload.get("previous_response_id"):
             reply = HttpError(404, f"Response with id '{payload['previous_response_id']}' not found.", "invalid_request_error", "response_id")
         if isinstance(reply, HttpError):
@@ -312,8 +315,8 @@ class FakeUpstream:
         while isinstance(reply, Delay):
             await asyncio.sleep(reply.seconds)
             reply = reply.then or Text(f"Echo: {_last_chat_user_text(payload)}")
-        if payload.get("model") != SERVED_MODEL:
-            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {SERVED_MODEL}.", "NotFoundError", "model")
+        if payload.get("model") != self.served_model:
+            reply = HttpError(404, f"The model `{payload.get('model')}` does not exist. Valid aliases: {self.served_model}.", "NotFoundError", "model")
         if isinstance(reply, HttpError):
             return Response(_error_body(reply), status_code=reply.status, media_type="application/json")
         if payload.get("stream"):
@@ -407,8 +410,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--model", default=SERVED_MODEL)
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every generation")
     args = parser.parse_args()
-    fake = FakeUpstream(args.host, args.port)
+    fake = FakeUpstream(args.host, args.port, args.model, args.latency_ms / 1000)
     uvicorn.run(fake.app, host=args.host, port=args.port, log_level="warning", http="httptools", loop="uvloop", access_log=False)
 
 

@@ -35,49 +35,48 @@ def conversation_json(conversation_id: str, created_at: datetime, metadata: str)
 
 _HISTORY_SQL = "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 ORDER BY position"
 
+# The history is read only when the lease was taken; item writes need the lease, so it is stable.
+_BEGIN_TURN_SQL = f"""
+WITH leased AS (
+    UPDATE conversations SET lease_token = $3, lease_expires_at = now() + make_interval(secs => $4)
+     WHERE tenant = $1 AND id = $2 AND {_LIVE} AND (lease_token IS NULL OR lease_expires_at < now())
+    RETURNING id
+)
+SELECT EXISTS (SELECT 1 FROM leased) AS leased,
+       array(SELECT item::text FROM conversation_items
+              WHERE tenant = $1 AND conversation_id = $2 AND EXISTS (SELECT 1 FROM leased)
+              ORDER BY position) AS items
+"""
+
 _APPEND_ITEMS_SQL = """
-INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id)
-SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item, $4
-  FROM unnest($5::text[], $6::json[]) WITH ORDINALITY AS t (item_id, item, offset_in_batch)
+INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item)
+SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item
+  FROM unnest($4::text[], $5::json[]) WITH ORDINALITY AS t (item_id, item, offset_in_batch)
 """
 
 
 async def append_items_locked(
-    connection: asyncpg.Connection,
-    tenant: str,
-    conversation_id: str,
-    items: list[tuple[str, str]],
-    response_id: str | None,
-    lease_token: str | None,
+    connection: asyncpg.Connection, tenant: str, conversation_id: str, items: list[tuple[str, str]]
 ) -> None:
-    """Append under the conversation's row lock; the caller holds a transaction.
+    """Append client-written items under the conversation's row lock; refused while a turn holds the lease.
 
-    With `lease_token` the caller is the turn holding the lease (which this
-    releases); without it, the conversation must not be leased by a turn.
+    The caller holds a transaction. (A turn's own items are written by `StateStore.persist_turn`.)
     """
-    if lease_token is None:
-        condition = "(lease_token IS NULL OR lease_expires_at < now())"
-        arguments: tuple = (tenant, conversation_id, len(items))
-    else:
-        condition = "lease_token = $4"
-        arguments = (tenant, conversation_id, len(items), lease_token)
     start = await connection.fetchval(
-        "UPDATE conversations"
-        " SET next_position = next_position + $3, revision = revision + 1, lease_token = NULL, lease_expires_at = NULL"
-        f" WHERE tenant = $1 AND id = $2 AND {_LIVE} AND {condition}"
+        "UPDATE conversations SET next_position = next_position + $3, revision = revision + 1"
+        f" WHERE tenant = $1 AND id = $2 AND {_LIVE} AND (lease_token IS NULL OR lease_expires_at < now())"
         " RETURNING next_position - $3",
-        *arguments,
+        tenant, conversation_id, len(items),
     )
     if start is None:
-        await _raise_missing_or_locked(connection, tenant, conversation_id)
+        await raise_missing_or_locked(connection, tenant, conversation_id)
     if items:
         await connection.execute(
-            _APPEND_ITEMS_SQL, tenant, conversation_id, start, response_id,
-            [item_id for item_id, _ in items], [item for _, item in items],
+            _APPEND_ITEMS_SQL, tenant, conversation_id, start, [item_id for item_id, _ in items], [item for _, item in items]
         )
 
 
-async def _raise_missing_or_locked(connection: asyncpg.Connection, tenant: str, conversation_id: str) -> None:
+async def raise_missing_or_locked(connection: asyncpg.Connection, tenant: str, conversation_id: str) -> None:
     exists = await connection.fetchval(
         f"SELECT 1 FROM conversations WHERE tenant = $1 AND id = $2 AND {_LIVE}", tenant, conversation_id
     )
@@ -100,7 +99,7 @@ class ConversationStore:
             if row is None:
                 raise Conflict(f"Conversation '{conversation_id}' already exists.", code="conversation_exists")
             if items:
-                await append_items_locked(connection, tenant, conversation_id, items, None, None)
+                await append_items_locked(connection, tenant, conversation_id, items)
         return conversation_json(conversation_id, row["created_at"], metadata)
 
     async def get(self, tenant: str, conversation_id: str) -> bytes:
@@ -131,7 +130,7 @@ class ConversationStore:
 
     async def append(self, tenant: str, conversation_id: str, items: list[tuple[str, str]]) -> list[tuple[str, str]]:
         async with self.pool.acquire() as connection, connection.transaction():
-            await append_items_locked(connection, tenant, conversation_id, items, None, None)
+            await append_items_locked(connection, tenant, conversation_id, items)
         return items
 
     async def list_items(
@@ -179,7 +178,7 @@ class ConversationStore:
                 tenant, conversation_id,
             )
             if row is None:
-                await _raise_missing_or_locked(connection, tenant, conversation_id)
+                await raise_missing_or_locked(connection, tenant, conversation_id)
             status = await connection.execute(
                 "DELETE FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3",
                 tenant, conversation_id, item_id,
@@ -189,17 +188,12 @@ class ConversationStore:
         return conversation_json(conversation_id, row["created_at"], row["metadata"])
 
     async def begin_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float) -> list[str]:
-        async with self.pool.acquire() as connection, connection.transaction():
-            leased = await connection.fetchval(
-                "UPDATE conversations SET lease_token = $3, lease_expires_at = now() + make_interval(secs => $4)"
-                f" WHERE tenant = $1 AND id = $2 AND {_LIVE} AND (lease_token IS NULL OR lease_expires_at < now())"
-                " RETURNING 1",
-                tenant, conversation_id, lease_token, lease_seconds,
-            )
-            if leased is None:
-                await _raise_missing_or_locked(connection, tenant, conversation_id)
-            rows = await connection.fetch(_HISTORY_SQL, tenant, conversation_id)
-        return [row["item"] for row in rows]
+        """Take the lease and read the history in one statement (one round trip)."""
+        row = await self.pool.fetchrow(_BEGIN_TURN_SQL, tenant, conversation_id, lease_token, lease_seconds)
+        if not row["leased"]:
+            async with self.pool.acquire() as connection:
+                await raise_missing_or_locked(connection, tenant, conversation_id)
+        return row["items"]
 
     async def history(self, tenant: str, conversation_id: str) -> list[str]:
         async with self.pool.acquire() as connection:

@@ -5,8 +5,23 @@ from __future__ import annotations
 import asyncpg
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
-from agentic_state.conversations import append_items_locked
+from agentic_state.conversations import raise_missing_or_locked
 from agentic_state.records import ItemPage, TurnRecord
+
+
+def _already_stored(response_id: str) -> Conflict:
+    return Conflict(f"Response '{response_id}' is already stored.", param="response_id", code="response_already_stored")
+
+
+def _turn_arguments(turn: TurnRecord) -> tuple:
+    """$1–$10 of both persist statements: the response row, then its items as parallel arrays."""
+    items = [("input", item_id, item) for item_id, item in turn.input_items]
+    items += [("output", item_id, item) for item_id, item in turn.output_items]
+    return (
+        turn.tenant, turn.response_id, turn.previous_response_id, turn.model, turn.status, turn.response,
+        list(range(len(items))), [kind for kind, _, _ in items], [item_id for _, item_id, _ in items],
+        [item for _, _, item in items],
+    )
 
 
 def _response_not_found(response_id: str, param: str = "response_id") -> NotFound:
@@ -41,6 +56,34 @@ WITH inserted AS (
      WHERE EXISTS (SELECT 1 FROM inserted)
 )
 SELECT count(*) FROM inserted
+"""
+
+
+# A turn on a conversation: the conversation takes the items (releasing the turn's lease) and, when
+# the response is stored, the response row takes them too — one statement inside one transaction.
+_PERSIST_CONVERSATION_TURN_SQL = """
+WITH conversation AS (
+    UPDATE conversations
+       SET next_position = next_position + cardinality($9::text[]), revision = revision + 1,
+           lease_token = NULL, lease_expires_at = NULL
+     WHERE tenant = $1 AND id = $11 AND deleted_at IS NULL AND lease_token = $12
+    RETURNING next_position - cardinality($9::text[]) AS start
+), conversation_items_added AS (
+    INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id)
+    SELECT $1, $11, conversation.start + t.ordinality - 1, t.item_id, t.item, CASE WHEN $13 THEN $2 END
+      FROM conversation, unnest($9::text[], $10::json[]) WITH ORDINALITY AS t (item_id, item, ordinality)
+), inserted AS (
+    INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id)
+    SELECT $1, $2, $3, $4, $5, $6, $11 WHERE $13 AND EXISTS (SELECT 1 FROM conversation)
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+), items AS (
+    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
+    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
+      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
+     WHERE EXISTS (SELECT 1 FROM inserted)
+)
+SELECT EXISTS (SELECT 1 FROM conversation) AS appended, EXISTS (SELECT 1 FROM inserted) AS stored
 """
 
 
@@ -128,33 +171,18 @@ class StateStore:
             await self._insert_response(self.pool, turn)
             return
         async with self.pool.acquire() as connection, connection.transaction():
-            await append_items_locked(
-                connection, turn.tenant, turn.conversation_id, turn.input_items + turn.output_items,
-                turn.response_id if turn.store_response else None, turn.lease_token,
+            row = await connection.fetchrow(
+                _PERSIST_CONVERSATION_TURN_SQL, *_turn_arguments(turn), turn.conversation_id, turn.lease_token,
+                turn.store_response,
             )
-            if turn.store_response:
-                await self._insert_response(connection, turn)
+            if not row["appended"]:
+                await raise_missing_or_locked(connection, turn.tenant, turn.conversation_id)
+            if turn.store_response and not row["stored"]:
+                raise _already_stored(turn.response_id)  # rolls the conversation's new items back too
 
     @staticmethod
     async def _insert_response(connection: asyncpg.Pool | asyncpg.Connection, turn: TurnRecord) -> None:
         # One statement, so the fast path (no conversation) is one round trip.
-        items = [("input", item_id, item) for item_id, item in turn.input_items]
-        items += [("output", item_id, item) for item_id, item in turn.output_items]
-        inserted = await connection.fetchval(
-            _PERSIST_TURN_SQL,
-            turn.tenant,
-            turn.response_id,
-            turn.previous_response_id,
-            turn.model,
-            turn.status,
-            turn.response,
-            list(range(len(items))),
-            [kind for kind, _, _ in items],
-            [item_id for _, item_id, _ in items],
-            [item for _, _, item in items],
-            turn.conversation_id,
-        )
+        inserted = await connection.fetchval(_PERSIST_TURN_SQL, *_turn_arguments(turn), turn.conversation_id)
         if not inserted:
-            raise Conflict(
-                f"Response '{turn.response_id}' is already stored.", param="response_id", code="response_already_stored"
-            )
+            raise _already_stored(turn.response_id)
