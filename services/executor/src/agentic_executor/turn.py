@@ -18,7 +18,7 @@ import orjson
 from agentic.v1 import common_pb2, executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.ids import new_response_id
-from agentic_core.responses.items import model_view, normalize_input
+from agentic_core.responses.items import normalize_input
 from agentic_core.responses.pending_calls import validate_continuation
 from agentic_core.responses.request import (
     CreateResponseRequest,
@@ -29,6 +29,7 @@ from agentic_core.responses.request import (
 from agentic_core.responses.response import build_response
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
 from agentic_core.responses.token_estimate import estimate_input_tokens
+from agentic_core.responses.upstream_request import stateless_request
 from agentic_core.routing import ModelRoute, ModelRouter
 
 from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
@@ -36,9 +37,6 @@ from agentic_executor.state_client import StateClient
 from agentic_executor.upstream import UpstreamClient
 
 log = logging.getLogger(__name__)
-
-# Fields that are ours (state, storage, routing) and never reach the stateless model server.
-_GATEWAY_ONLY_FIELDS = ("previous_response_id", "conversation", "store", "background", "metadata", "stream")
 
 
 @dataclass(slots=True)
@@ -123,7 +121,7 @@ class TurnRunner:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
         elif context.conversation_id:
             history = await self.state.conversation_history(context.principal, context.conversation_id)
-        body = _upstream_body(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=False)
+        body = stateless_request(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=False)
         body["model"] = context.route.model_for(context.request.model)
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
@@ -144,7 +142,7 @@ class TurnRunner:
             context.lease_token = lease_token
         history_items = [orjson.loads(item) for item in history]
         validate_continuation(history_items, context.input_items)
-        body = _upstream_body(context.payload, history_items, context.input_items, stream=stream)
+        body = stateless_request(context.payload, history_items, context.input_items, stream=stream)
         body["model"] = context.route.model_for(context.request.model)
         return body
 
@@ -250,14 +248,3 @@ class TurnRunner:
 def _should_persist(context: TurnContext, outcome: RoundOutcome) -> bool:
     """Stored responses, and every finished turn of a conversation (its items belong to it)."""
     return outcome.status != "failed" and (context.request.store or context.conversation_id is not None)
-
-
-def _upstream_body(
-    payload: dict[str, Any], history: list[dict[str, Any]], input_items: list[dict[str, Any]], *, stream: bool
-) -> dict[str, Any]:
-    """The stateless request: the client's fields minus ours, with the whole history inlined."""
-    body = {key: value for key, value in payload.items() if key not in _GATEWAY_ONLY_FIELDS}
-    body["input"] = [model_view(item) for item in history] + [model_view(item) for item in input_items]
-    body["store"] = False
-    body["stream"] = stream
-    return body
