@@ -524,3 +524,13 @@ def test_per_service_scheduling_and_pod_settings_reach_the_pods() -> None:
 def test_a_disabled_service_leaves_nothing_behind(service: Any) -> None:
     documents = _render({service.values_key: {"enabled": False}})
     assert not [d for d in documents if d["metadata"]["labels"].get("app.kubernetes.io/component") == service.component]
+
+
+def test_the_model_routing_table_reaches_gateway_and_executor() -> None:
+    table = [{"match": "llama-*", "base_url": "http://sglang:30000/v1", "api": "chat"}]
+    documents = list(manifests(render({"upstream": {"url": "http://vllm:8000/v1", "api": "chat", "models": table}})))
+    for component in ("gateway", "executor"):
+        deployment = next(d for d in documents if d["kind"] == "Deployment" and component_of(d) == component)
+        env = literal_env(deployment["spec"]["template"]["spec"]["containers"][0])
+        assert json.loads(env["AGENTIC_MODELS"]) == table
+        assert env["AGENTIC_UPSTREAM_API"] == "chat" and env["AGENTIC_UPSTREAM_URL"] == "http://vllm:8000/v1"
