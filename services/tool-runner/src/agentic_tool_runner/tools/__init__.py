@@ -1,0 +1,1 @@
+"""The tools a runner executes, each behind the `ToolHandler` interface."""
