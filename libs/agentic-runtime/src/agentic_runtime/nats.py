@@ -6,8 +6,8 @@ import logging
 
 import nats
 from nats.aio.client import Client
-from nats.js.api import RetentionPolicy, StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.api import KeyValueConfig, RetentionPolicy, StreamConfig
+from nats.js.errors import BadRequestError, BucketNotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,13 @@ RESPONSES_STREAM = StreamConfig(
     retention=RetentionPolicy.LIMITS,
     max_age=24 * 3600.0,
 )
+
+
+# Operator tools the runners offer (name → function definition), written by every runner at start-up.
+TOOL_DEFINITIONS_BUCKET = "TOOL_DEFINITIONS"
+# Finished results by dispatch id, so that a redelivered call is answered without running it again.
+TOOL_RESULTS_BUCKET = "TOOL_RESULTS"
+TOOL_RESULTS_TTL_SECONDS = 3600.0
 
 
 async def connect(url: str, name: str) -> Client:
@@ -45,3 +52,12 @@ async def ensure_streams(client: Client) -> None:
             await jetstream.add_stream(config)
         except BadRequestError:
             await jetstream.update_stream(config)
+
+
+async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None):
+    """The KV bucket, created on first use (idempotent across replicas)."""
+    jetstream = client.jetstream()
+    try:
+        return await jetstream.key_value(bucket)
+    except BucketNotFoundError:
+        return await jetstream.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_seconds))

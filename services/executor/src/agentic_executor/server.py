@@ -10,9 +10,12 @@ from agentic_runtime.grpc_server import GrpcService, insecure_channel
 from agentic_runtime.metrics import serve_metrics
 from agentic_runtime.upstream_http import build_router
 
+from agentic_executor.operator_tools import OperatorToolCatalog
+from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
 from agentic_executor.state_client import StateClient
+from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_executor.turn import TurnPolicy, TurnRunner
 from agentic_executor.upstream import UpstreamClient
 
@@ -25,9 +28,22 @@ async def serve(settings: ExecutorSettings) -> None:
     await nats.ensure_streams(nats_client)
     state_channel = insecure_channel(settings.state_address)
     upstream = UpstreamClient(settings)
-    policy = TurnPolicy(settings.conversation_lease_seconds, settings.conversation_wait_seconds)
-    router = build_router(settings)
-    runner = TurnRunner(upstream, router, StateClient(state_channel, settings.state_timeout_seconds), policy)
+    policy = TurnPolicy(
+        conversation_lease_seconds=settings.conversation_lease_seconds,
+        conversation_wait_seconds=settings.conversation_wait_seconds,
+        shell_enabled=settings.shell_enabled,
+        tools=ToolPolicy(
+            max_rounds=settings.max_tool_rounds,
+            max_concurrent_calls=settings.max_concurrent_gateway_calls,
+            call_timeout_seconds=settings.tool_timeout_seconds,
+        ),
+    )
+    dispatcher = ToolDispatcher(nats_client)
+    await dispatcher.start()
+    runner = TurnRunner(
+        upstream, build_router(settings), StateClient(state_channel, settings.state_timeout_seconds), policy,
+        dispatcher, OperatorToolCatalog(nats_client),
+    )
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
     port = await service.start(settings.host, settings.port)
@@ -37,6 +53,7 @@ async def serve(settings: ExecutorSettings) -> None:
     await stop.wait()
     log.info("draining")
     await service.drain(settings.drain_seconds)
+    await dispatcher.close()
     await upstream.close()
     await state_channel.close()
     await nats_client.drain()

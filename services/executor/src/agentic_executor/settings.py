@@ -25,4 +25,11 @@ class ExecutorSettings(UpstreamSettings):
     conversation_wait_seconds: float = Field(
         default=10.0, ge=0, description="How long a turn waits for another turn on the same conversation (409 after)."
     )
+    tool_timeout_seconds: float = Field(default=60.0, gt=0, description="Deadline of one gateway tool call.")
+    max_tool_rounds: int = Field(default=10, ge=1, description="Inference rounds per turn; the last one ends incomplete.")
+    max_concurrent_gateway_calls: int = Field(
+        default=5, ge=1, validation_alias=fixed_env("AGENTIC_MAX_CONCURRENT_GATEWAY_CALLS"),
+        description="Gateway tool calls running at once within one round.",
+    )
+    shell_enabled: bool = Field(default=False, description="Offer the sandboxed `shell` tool (tool runners must enable it too).")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")

@@ -1,4 +1,4 @@
-"""One Responses turn: validate, rehydrate, infer, persist, and emit public events.
+"""One Responses turn: validate, rehydrate, run the round loop, persist, and emit public events.
 
 The turn is persisted atomically before its terminal event is sent or its
 JSON is returned, so a client continuing at once always finds it.
@@ -27,13 +27,16 @@ from agentic_core.responses.request import (
     validate_create_request,
 )
 from agentic_core.responses.response import build_response
-from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
 from agentic_core.responses.token_estimate import estimate_input_tokens
 from agentic_core.responses.upstream_request import stateless_request
 from agentic_core.routing import ModelRoute, ModelRouter
+from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
 
-from agentic_executor.metrics import TURNS, UPSTREAM_FIRST_EVENT_SECONDS
+from agentic_executor.metrics import TURNS
+from agentic_executor.operator_tools import OperatorToolCatalog
+from agentic_executor.rounds import RoundLoop, ToolPolicy, TurnResult
 from agentic_executor.state_client import StateClient
+from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_executor.upstream import UpstreamClient
 
 log = logging.getLogger(__name__)
@@ -48,9 +51,18 @@ class TurnContext:
     created_at: int
     input_items: list[dict[str, Any]]
     route: ModelRoute
+    registry: ToolRegistry
     conversation_id: str | None = None
     lease_token: str | None = None  # held while the turn runs on a conversation
     persisted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPolicy:
+    conversation_lease_seconds: float = 900.0
+    conversation_wait_seconds: float = 10.0
+    shell_enabled: bool = False
+    tools: ToolPolicy = ToolPolicy()
 
 
 def _event_message(event_type: str, sequence: int, data: bytes) -> executor_pb2.ExecuteEvent:
@@ -59,32 +71,35 @@ def _event_message(event_type: str, sequence: int, data: bytes) -> executor_pb2.
     )
 
 
-@dataclass(frozen=True, slots=True)
-class TurnPolicy:
-    conversation_lease_seconds: float = 900.0
-    conversation_wait_seconds: float = 10.0
-
-
 class TurnRunner:
     def __init__(
-        self, upstream: UpstreamClient, router: ModelRouter, state: StateClient, policy: TurnPolicy | None = None
+        self,
+        upstream: UpstreamClient,
+        router: ModelRouter,
+        state: StateClient,
+        policy: TurnPolicy | None = None,
+        dispatcher: ToolDispatcher | None = None,
+        operator_tools: OperatorToolCatalog | None = None,
     ) -> None:
         self.upstream = upstream
         self.router = router
         self.state = state
         self.policy = policy or TurnPolicy()
+        self.dispatcher = dispatcher
+        self.operator_tools = operator_tools
 
     async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         """The Execute stream of one turn. Errors before the first event end it with `error`."""
         context: TurnContext | None = None
         try:
-            context = self._context(request)
-            upstream_body = await self._load_history(context, stream=request.stream)
+            context = await self._context(request)
+            body = await self._load_history(context, stream=request.stream)
+            loop = self._loop(context)
             if request.stream:
-                async for message in self._run_streaming(context, upstream_body):
+                async for message in self._run_streaming(context, body, loop):
                     yield message
             else:
-                yield executor_pb2.ExecuteEvent(response=await self._run_json(context, upstream_body))
+                yield executor_pb2.ExecuteEvent(response=await self._run_json(context, body, loop))
         except AgenticError as error:
             TURNS.labels(status="error").inc()
             yield executor_pb2.ExecuteEvent(
@@ -94,7 +109,7 @@ class TurnRunner:
             if context is not None and context.lease_token is not None and not context.persisted:
                 await asyncio.shield(self._release_lease(context))
 
-    def _context(self, request: executor_pb2.ExecuteRequest) -> TurnContext:
+    async def _context(self, request: executor_pb2.ExecuteRequest) -> TurnContext:
         if not request.principal.tenant:
             raise InvalidRequest("The request has no tenant.", code="missing_tenant")
         payload = parse_json_object(request.request_json)
@@ -102,6 +117,11 @@ class TurnRunner:
         conversation_id = conversation_id_of(parsed)
         if parsed.background:
             raise InvalidRequest("Background responses are not supported yet.", param="background", code="unsupported_parameter")
+        operator_tools = {}
+        if self.operator_tools is not None and any(
+            isinstance(tool, dict) and tool.get("type") == "operator" for tool in parsed.tools or []
+        ):
+            operator_tools = await self.operator_tools.definitions()
         return TurnContext(
             request=parsed,
             payload=payload,
@@ -110,19 +130,35 @@ class TurnRunner:
             created_at=int(time.time()),
             input_items=normalize_input(parsed.input),
             route=self.router.route(parsed.model),
+            registry=build_registry(parsed.tools, operator_tools, shell_enabled=self.policy.shell_enabled),
             conversation_id=conversation_id,
         )
 
+    def _loop(self, context: TurnContext) -> RoundLoop:
+        return RoundLoop(
+            self.upstream, self.dispatcher, self.policy.tools, route=context.route, registry=context.registry,
+            response_id=context.response_id, tenant=context.principal.tenant, include=set(context.request.include or []),
+            max_tool_calls=context.request.max_tool_calls,
+        )
+
+    def _upstream_body(self, context: TurnContext, history: list[bytes], *, stream: bool) -> dict[str, Any]:
+        body = stateless_request(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=stream)
+        body["model"] = context.route.model_for(context.request.model)
+        if context.request.tools:
+            body["tools"] = context.registry.model_tools
+        if context.request.tool_choice is not None:
+            body["tool_choice"] = model_tool_choice(context.request.tool_choice, context.registry)
+        return body
+
     async def count_input_tokens(self, request: executor_pb2.ExecuteRequest) -> executor_pb2.TokenCount:
         """The input a turn would send (history included), counted by the model server or estimated."""
-        context = self._context(request)
+        context = await self._context(request)
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
         elif context.conversation_id:
             history = await self.state.conversation_history(context.principal, context.conversation_id)
-        body = stateless_request(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=False)
-        body["model"] = context.route.model_for(context.request.model)
+        body = self._upstream_body(context, history, stream=False)
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
             return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
@@ -140,11 +176,8 @@ class TurnRunner:
                 self.policy.conversation_lease_seconds, self.policy.conversation_wait_seconds,
             )
             context.lease_token = lease_token
-        history_items = [orjson.loads(item) for item in history]
-        validate_continuation(history_items, context.input_items)
-        body = stateless_request(context.payload, history_items, context.input_items, stream=stream)
-        body["model"] = context.route.model_for(context.request.model)
-        return body
+        validate_continuation([orjson.loads(item) for item in history], context.input_items)
+        return self._upstream_body(context, history, stream=stream)
 
     async def _release_lease(self, context: TurnContext) -> None:
         try:
@@ -152,81 +185,54 @@ class TurnRunner:
         except AgenticError as error:  # the lease also expires by itself
             log.warning("releasing the lease on %s failed: %s", context.conversation_id, error.message)
 
-    async def _run_json(self, context: TurnContext, upstream_body: dict[str, Any]) -> bytes:
-        started = time.perf_counter()
-        outcome = outcome_from_json(await self.upstream.create_response(context.route, upstream_body))
-        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
-        response = self._final_response(context, outcome)
-        if _should_persist(context, outcome):
-            await self._persist(context, response, outcome)
-        TURNS.labels(status=outcome.status).inc()
+    async def _run_json(self, context: TurnContext, body: dict[str, Any], loop: RoundLoop) -> bytes:
+        async for _ in loop.run(body, stream=False, opening=[]):
+            pass
+        result = loop.result
+        response = self._final_response(context, result)
+        if _should_persist(context, result):
+            await self._persist(context, response, result)
+        TURNS.labels(status=result.status).inc()
         return orjson.dumps(response)
 
     async def _run_streaming(
-        self, context: TurnContext, upstream_body: dict[str, Any]
+        self, context: TurnContext, body: dict[str, Any], loop: RoundLoop
     ) -> AsyncIterator[executor_pb2.ExecuteEvent]:
-        sequencer = EventSequencer()
-        translator = StreamTranslator(sequencer)
-        started = time.perf_counter()
-        upstream_events = self.upstream.stream_response(context.route, upstream_body)
-        # The first upstream event is awaited before anything is emitted, so that
-        # a refused request still reaches the client as a plain HTTP error.
-        first_event = await anext(upstream_events, None)
-        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - started)
-        opening = self._final_response(context, RoundOutcome(status="in_progress", output=[]))
-        opening["completed_at"] = None
-        for event_type in ("response.created", "response.in_progress"):
-            yield _event_message(*sequencer.emit({"type": event_type, "response": opening}))
-        try:
-            if first_event is not None:
-                translated = translator.translate(first_event)
-                if translated is not None:
-                    yield _event_message(*translated)
-                async for event in upstream_events:
-                    translated = translator.translate(event)
-                    if translated is not None:
-                        yield _event_message(*translated)
-                    if translator.finished:
-                        break
-            outcome = translator.outcome() or RoundOutcome(
-                status="failed",
-                output=[],
-                error={"code": "upstream_incomplete", "message": "The model server's stream ended before the response finished."},
-            )
-        except AgenticError as error:
-            outcome = RoundOutcome(status="failed", output=[], error={"code": error.code or "upstream_error", "message": error.message})
-        finally:
-            await upstream_events.aclose()
-        response = self._final_response(context, outcome)
-        if _should_persist(context, outcome):
+        opening = self._final_response(context, TurnResult(status="in_progress"))
+        # Emitted once the model server answered, so that a refused request is still a plain HTTP error.
+        openers = [{"type": event_type, "response": opening} for event_type in ("response.created", "response.in_progress")]
+        async for event in loop.run(body, stream=True, opening=openers):
+            yield _event_message(*event)
+        result = loop.result
+        response = self._final_response(context, result)
+        if _should_persist(context, result):
             try:
-                await self._persist(context, response, outcome)
+                await self._persist(context, response, result)
             except AgenticError as error:
                 log.error("persisting %s failed: %s", context.response_id, error.message)
-                response = self._final_response(
-                    context,
-                    RoundOutcome(status="failed", output=outcome.output, usage=outcome.usage,
-                                 error={"code": "persist_failed", "message": "The response could not be stored."}),
-                )
+                result.status, result.error = "failed", {"code": "persist_failed", "message": "The response could not be stored."}
+                response = self._final_response(context, result)
         TURNS.labels(status=response["status"]).inc()
-        yield _event_message(*sequencer.emit({"type": f"response.{response['status']}", "response": response}))
+        yield _event_message(*loop.sequencer.emit({"type": f"response.{response['status']}", "response": response}))
 
-    def _final_response(self, context: TurnContext, outcome: RoundOutcome) -> dict[str, Any]:
-        finished_at = int(time.time()) if outcome.status == "completed" else None
+    def _final_response(self, context: TurnContext, result: TurnResult) -> dict[str, Any]:
+        finished_at = int(time.time()) if result.status == "completed" else None
         return build_response(
             context.request,
             response_id=context.response_id,
             created_at=context.created_at,
-            status=outcome.status,
-            output=outcome.output,
-            usage=outcome.usage,
-            error=outcome.error,
-            incomplete_details=outcome.incomplete_details,
+            status=result.status,
+            output=result.public_output,
+            usage=result.usage,
+            error=result.error,
+            incomplete_details=result.incomplete_details,
             completed_at=finished_at,
             conversation_id=context.conversation_id,
         )
 
-    async def _persist(self, context: TurnContext, response: dict[str, Any], outcome: RoundOutcome) -> None:
+    async def _persist(self, context: TurnContext, response: dict[str, Any], result: TurnResult) -> None:
+        # The output rows are the model-facing continuation (gateway calls as their call/output pair),
+        # so that rehydration replays what the model saw and never a public projection twice.
         await self.state.persist_turn(
             state_pb2.PersistTurnRequest(
                 principal=context.principal,
@@ -234,9 +240,9 @@ class TurnRunner:
                 previous_response_id=context.request.previous_response_id or "",
                 response=orjson.dumps(response),
                 input_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in context.input_items],
-                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in outcome.output],
+                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in result.continuation],
                 model=context.request.model,
-                status=outcome.status,
+                status=result.status,
                 store_response=context.request.store,
                 conversation_id=context.conversation_id or "",
                 lease_token=context.lease_token or "",
@@ -245,6 +251,6 @@ class TurnRunner:
         context.persisted = True
 
 
-def _should_persist(context: TurnContext, outcome: RoundOutcome) -> bool:
+def _should_persist(context: TurnContext, result: TurnResult) -> bool:
     """Stored responses, and every finished turn of a conversation (its items belong to it)."""
-    return outcome.status != "failed" and (context.request.store or context.conversation_id is not None)
+    return result.status != "failed" and (context.request.store or context.conversation_id is not None)

@@ -1,23 +1,41 @@
-"""The llm-d backend's HTTP app. Probes now; hydrate/persist arrive with the llm-d issue."""
+"""The llm-d backend's HTTP app: `/v1alpha/responses/hydrate` and `/persist` behind the workload token, and probes."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from agentic_core.errors import AgenticError
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
 from agentic_runtime.http_service import add_probe_routes
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agentic_llm_d.auth import WORKLOAD_TOKEN_HEADER, WorkloadAuth
+from agentic_llm_d.body import read_body
+from agentic_llm_d.errors import agentic_error_handler, http_error_handler, unexpected_error_handler
+from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
+from agentic_llm_d.split import SplitService
+from agentic_llm_d.state_client import StateClient
+
+JSON = "application/json"
 
 
 def create_app(settings: LlmDSettings) -> FastAPI:
+    auth = WorkloadAuth(settings.api_token.get_secret_value().strip(), settings.tenant_header, settings.max_tenant_bytes)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.state_channel = insecure_channel(settings.state_address)
         app.state.nats = await nats.connect(settings.nats_url, name="agentic-llm-d")
+        app.state.split = SplitService(
+            settings,
+            StateClient(app.state.state_channel, settings.state_timeout_seconds),
+            ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds),
+        )
         try:
             yield
         finally:
@@ -25,6 +43,26 @@ def create_app(settings: LlmDSettings) -> FastAPI:
             await app.state.nats.drain()
 
     app = FastAPI(title="agentic-llm-d", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_exception_handler(AgenticError, agentic_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_exception_handler(Exception, unexpected_error_handler)
+
+    def caller_tenant(request: Request) -> str:
+        # The token is checked before the body is read, so an unauthenticated caller cannot make us buffer 16 MiB.
+        auth.check_token(request.headers.get(WORKLOAD_TOKEN_HEADER))
+        return auth.tenant(request.headers.get(auth.tenant_header))
+
+    @app.post("/v1alpha/responses/hydrate")
+    async def hydrate(request: Request) -> Response:
+        tenant = caller_tenant(request)
+        body = await read_body(request, settings.hydrate_max_body_bytes)
+        return Response(content=await app.state.split.hydrate(body, tenant), media_type=JSON)
+
+    @app.post("/v1alpha/responses/persist")
+    async def persist(request: Request) -> Response:
+        tenant = caller_tenant(request)
+        body = await read_body(request, settings.persist_max_body_bytes)
+        return Response(content=await app.state.split.persist(body, tenant), media_type=JSON)
 
     async def readiness() -> dict[str, bool]:
         return {"state": await is_serving(app.state.state_channel, settings.ready_timeout_seconds)}

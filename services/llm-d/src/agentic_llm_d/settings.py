@@ -7,6 +7,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 MIN_SECRET_BYTES = 32
+MIB = 1024 * 1024
 
 
 def _strong_enough(secret: SecretStr, name: str) -> None:
@@ -31,6 +32,21 @@ class LlmDSettings(ServiceSettings):
         validation_alias=fixed_env("AGENTIC_LLM_D_API_TOKEN"), description="Workload token callers send (>= 32 bytes)."
     )
     ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of the state check behind /ready.")
+    state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
+    hydrate_max_body_bytes: int = Field(default=2 * MIB, ge=1, description="Largest hydrate body (413 beyond).")
+    persist_max_body_bytes: int = Field(default=16 * MIB, ge=1, description="Largest persist body (413 beyond).")
+    max_context_bytes: int = Field(
+        default=6 * MIB, ge=1, description="Largest signed context, issued by hydrate or accepted by persist (413 beyond)."
+    )
+    max_upstream_bytes: int = Field(
+        default=4 * MIB, ge=1, description="Largest relayed model response (`response` JSON or `sse` text) in a persist (413 beyond)."
+    )
+    context_ttl_seconds: int = Field(default=600, ge=1, description="How long a hydrate context stays valid for its persist.")
+    tenant_header: str = Field(
+        default="x-agentic-tenant", min_length=1,
+        description="Header naming the tenant of a hydrate/persist call; without it the tenant is `default`.",
+    )
+    max_tenant_bytes: int = Field(default=256, ge=1, description="Longest tenant name accepted in the tenant header.")
 
     @model_validator(mode="after")
     def _secrets_are_usable(self) -> LlmDSettings:

@@ -123,3 +123,24 @@ class StateServicer(state_pb2_grpc.StateServicer):
     async def GetConversationHistory(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
         items = await self.conversations.history(request.principal.tenant, request.conversation_id)
         return state_pb2.History(items=[item.encode() for item in items])
+
+    async def PersistSplitTurn(self, request: state_pb2.PersistSplitTurnRequest, context: grpc.aio.ServicerContext):
+        from agentic_state.split_turns import SplitTurnStore  # llm-d's store, kept apart from the executor's
+
+        turn = request.turn
+        stored = await SplitTurnStore(self.store.pool).persist(
+            TurnRecord(
+                tenant=turn.principal.tenant,
+                response_id=turn.response_id,
+                previous_response_id=turn.previous_response_id or None,
+                model=turn.model,
+                status=turn.status,
+                response=turn.response.decode(),
+                input_items=_text(turn.input_items),
+                output_items=_text(turn.output_items),
+            ),
+            request.digest,
+        )
+        if stored is None:
+            return state_pb2.PersistSplitTurnReply(replayed=False)
+        return state_pb2.PersistSplitTurnReply(replayed=True, response=stored.encode())

@@ -8,6 +8,7 @@ because the executor emits its own around persistence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,13 +71,34 @@ class EventSequencer:
 
 
 class StreamTranslator:
-    """Folds one upstream SSE stream into public events and a `RoundOutcome`."""
+    """Folds one upstream SSE stream (one inference round) into public events and a `RoundOutcome`.
 
-    def __init__(self, sequencer: EventSequencer, ids: ItemIds | None = None) -> None:
+    Items for which `is_hidden(item)` holds (gateway-owned calls) emit no events:
+    the loop shows them in their public form once executed. Visible items get
+    public `output_index`es counted from `index_offset`, so indexes run on
+    across rounds and around hidden items.
+    """
+
+    def __init__(
+        self,
+        sequencer: EventSequencer,
+        ids: ItemIds | None = None,
+        *,
+        index_offset: int = 0,
+        is_hidden: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
         self.sequencer = sequencer
         self.ids = ids or ItemIds()
+        self.index_offset = index_offset
+        self.is_hidden = is_hidden
+        self._public_index: dict[int, int] = {}
+        self._hidden: set[int] = set()
         self._done_items: dict[int, dict[str, Any]] = {}
         self._terminal: RoundOutcome | None = None
+
+    @property
+    def visible_count(self) -> int:
+        return len(self._public_index)
 
     @property
     def finished(self) -> bool:
@@ -105,6 +127,16 @@ class StreamTranslator:
             event["item"] = item
             if event_type == "response.output_item.done" and isinstance(output_index, int):
                 self._done_items[output_index] = item
+            if (event_type == "response.output_item.added" and isinstance(output_index, int)
+                    and self.is_hidden is not None and self.is_hidden(item)):
+                self._hidden.add(output_index)
+        if isinstance(output_index, int):
+            if output_index in self._hidden:
+                return None
+            public_index = self._public_index.get(output_index)
+            if public_index is None:
+                public_index = self._public_index[output_index] = self.index_offset + len(self._public_index)
+            event["output_index"] = public_index
         item_id = event.get("item_id")
         if isinstance(item_id, str):
             event["item_id"] = self.ids.known(item_id)

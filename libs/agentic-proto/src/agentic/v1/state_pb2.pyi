@@ -218,3 +218,19 @@ class EndConversationTurnRequest(_message.Message):
 class EndConversationTurnReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class PersistSplitTurnRequest(_message.Message):
+    __slots__ = ("turn", "digest")
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    turn: PersistTurnRequest
+    digest: str
+    def __init__(self, turn: _Optional[_Union[PersistTurnRequest, _Mapping]] = ..., digest: _Optional[str] = ...) -> None: ...
+
+class PersistSplitTurnReply(_message.Message):
+    __slots__ = ("replayed", "response")
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    replayed: bool
+    response: bytes
+    def __init__(self, replayed: _Optional[bool] = ..., response: _Optional[bytes] = ...) -> None: ...

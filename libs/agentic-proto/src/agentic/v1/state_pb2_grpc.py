@@ -116,6 +116,11 @@ class StateStub:
                 request_serializer=agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_state__pb2.History.FromString,
                 _registered_method=True)
+        self.PersistSplitTurn = channel.unary_unary(
+                '/agentic.v1.State/PersistSplitTurn',
+                request_serializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.FromString,
+                _registered_method=True)
 
 
 class StateServicer:
@@ -224,6 +229,15 @@ class StateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PersistSplitTurn(self, request, context):
+        """llm-d split execution: stores a turn like PersistTurn, remembering a digest of
+        the relayed model response, so that an identical retry gets the stored response
+        back and any other second persist of the id fails with 409 response_already_stored.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -306,6 +320,11 @@ def add_StateServicer_to_server(servicer, server):
                     servicer.GetConversationHistory,
                     request_deserializer=agentic_dot_v1_dot_state__pb2.ConversationRef.FromString,
                     response_serializer=agentic_dot_v1_dot_state__pb2.History.SerializeToString,
+            ),
+            'PersistSplitTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.PersistSplitTurn,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -742,6 +761,33 @@ class State:
             '/agentic.v1.State/GetConversationHistory',
             agentic_dot_v1_dot_state__pb2.ConversationRef.SerializeToString,
             agentic_dot_v1_dot_state__pb2.History.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PersistSplitTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/PersistSplitTurn',
+            agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.FromString,
             options,
             channel_credentials,
             insecure,

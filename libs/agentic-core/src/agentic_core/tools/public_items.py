@@ -1,0 +1,105 @@
+"""How a gateway-owned call appears to the client: its public item and its streaming lifecycle.
+
+The model saw a function call and its output; the client sees what OpenAI
+shows for the same tool (`web_search_call`, `code_interpreter_call`), or, for
+operator tools, the completed function call followed by its output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from agentic_core.ids import new_item_id
+from agentic_core.tools.protocol import ToolResult, render_for_model
+from agentic_core.tools.registry import ToolBinding
+
+Event = dict[str, Any]
+
+
+def _arguments(call: dict[str, Any]) -> dict[str, Any]:
+    try:
+        parsed = orjson.loads(call.get("arguments") or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _queries(call: dict[str, Any]) -> list[str]:
+    arguments = _arguments(call)
+    queries = arguments.get("queries")
+    if isinstance(queries, list):
+        return [query for query in queries if isinstance(query, str)]
+    query = arguments.get("query")
+    return [query] if isinstance(query, str) else []
+
+
+class GatewayCallView:
+    """The public face of one gateway call, from dispatch (`opening`) to result (`closing`)."""
+
+    def __init__(self, binding: ToolBinding, call: dict[str, Any], include: set[str]) -> None:
+        self.binding = binding
+        self.call = call
+        self.include = include
+        self.public_id = call["id"] if binding.public_type == "function_call" else new_item_id(binding.public_type)
+
+    def _item(self, status: str, result: ToolResult | None) -> dict[str, Any]:
+        if self.binding.public_type == "web_search_call":
+            queries = _queries(self.call)
+            action: dict[str, Any] = {"type": "search", "query": queries[0] if queries else "", "queries": queries}
+            if result is not None and "web_search_call.action.sources" in self.include:
+                action["sources"] = result.details.get("sources", [])
+            return {"id": self.public_id, "type": "web_search_call", "status": status, "action": action}
+        if self.binding.public_type == "code_interpreter_call":
+            outputs = None
+            if result is not None and "code_interpreter_call.outputs" in self.include:
+                outputs = result.details.get("outputs", [])
+            container = self.binding.params.get("container")
+            return {
+                "id": self.public_id, "type": "code_interpreter_call", "status": status,
+                "code": _arguments(self.call).get("code", "") if status != "in_progress" or result else "",
+                "container_id": container if isinstance(container, str) else "cntr_auto",
+                "outputs": outputs,
+            }
+        return {**self.call, "status": "completed" if status != "in_progress" else "in_progress"}
+
+    def opening(self, output_index: int) -> list[Event]:
+        item = self._item("in_progress", None)
+        events: list[Event] = [{"type": "response.output_item.added", "output_index": output_index, "item": item}]
+        base = {"item_id": self.public_id, "output_index": output_index}
+        if self.binding.public_type == "web_search_call":
+            events += [{"type": "response.web_search_call.in_progress", **base},
+                       {"type": "response.web_search_call.searching", **base}]
+        elif self.binding.public_type == "code_interpreter_call":
+            code = _arguments(self.call).get("code", "")
+            events += [{"type": "response.code_interpreter_call.in_progress", **base},
+                       {"type": "response.code_interpreter_call_code.delta", "delta": code, **base},
+                       {"type": "response.code_interpreter_call_code.done", "code": code, **base},
+                       {"type": "response.code_interpreter_call.interpreting", **base}]
+        return events
+
+    def closing(self, output_index: int, result: ToolResult) -> tuple[list[dict[str, Any]], list[Event]]:
+        """The public items (one, or two for operator tools) and the events that finish them."""
+        status = "completed" if result.status != "error" else "failed"
+        item = self._item(status, result)
+        base = {"item_id": self.public_id, "output_index": output_index}
+        events: list[Event] = []
+        if self.binding.public_type == "web_search_call" and status == "completed":
+            events.append({"type": "response.web_search_call.completed", **base})
+        elif self.binding.public_type == "code_interpreter_call" and status == "completed":
+            events.append({"type": "response.code_interpreter_call.completed", **base})
+        events.append({"type": "response.output_item.done", "output_index": output_index, "item": item})
+        items = [item]
+        if self.binding.public_type == "function_call":
+            output_item = function_call_output(self.call["call_id"], result)
+            items.append(output_item)
+            events += [{"type": "response.output_item.added", "output_index": output_index + 1, "item": output_item},
+                       {"type": "response.output_item.done", "output_index": output_index + 1, "item": output_item}]
+        return items, events
+
+
+def function_call_output(call_id: str, result: ToolResult) -> dict[str, Any]:
+    """The model-facing output of a gateway call, stored for continuation."""
+    return {"id": new_item_id("function_call_output"), "type": "function_call_output", "call_id": call_id,
+            "output": render_for_model(result), "status": "completed"}

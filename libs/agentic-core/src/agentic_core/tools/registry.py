@@ -1,0 +1,175 @@
+"""The request-scoped tool registry: every declared tool normalised to the function tools the model
+sees, and each model-visible name mapped to its owner (the client or the gateway).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentic_core.errors import InvalidRequest
+
+Owner = Literal["client", "gateway"]
+
+WEB_SEARCH_TYPES = frozenset({"web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11"})
+CLIENT_TYPES = frozenset({"function", "custom"})
+# Declared-but-unbacked tool types: refused loudly rather than silently dropped.
+UNSUPPORTED_TYPES = {
+    "file_search": "file_search needs a vector store backend, which this gateway does not have",
+    "computer_use_preview": "computer use is not supported by this gateway",
+    "image_generation": "image generation is not supported by this gateway",
+    "local_shell": "local_shell is not supported by this gateway",
+}
+MAX_SEARCH_QUERIES = 5
+
+_WEB_SEARCH_FUNCTION = {
+    "type": "function",
+    "name": "web_search",
+    "description": "Search the web. Give one to five focused queries; results have titles, URLs and snippets.",
+    "strict": True,
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "queries": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_SEARCH_QUERIES},
+        },
+        "required": ["queries"],
+        "additionalProperties": False,
+    },
+}
+_CODE_INTERPRETER_FUNCTION = {
+    "type": "function",
+    "name": "code_interpreter",
+    "description": "Run Python 3 code in a sandbox without network access and return stdout, stderr and the last "
+    "expression's value. Files written in the working directory persist only for this call.",
+    "strict": True,
+    "parameters": {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "The Python source to run."}},
+        "required": ["code"],
+        "additionalProperties": False,
+    },
+}
+_SHELL_FUNCTION = {
+    "type": "function",
+    "name": "shell",
+    "description": "Run one allowlisted command (no shell syntax) in a sandbox and return its output.",
+    "strict": True,
+    "parameters": {
+        "type": "object",
+        "properties": {"command": {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBinding:
+    """What a model-visible function name stands for."""
+
+    name: str
+    owner: Owner
+    kind: str                     # function | custom | web_search | code_interpreter | shell | operator
+    public_type: str              # the type of the public item a call appears as
+    params: dict[str, Any] = field(default_factory=dict)  # the request's declaration, for the runner
+    parallel_safe: bool = True
+
+
+@dataclass(slots=True)
+class ToolRegistry:
+    bindings: dict[str, ToolBinding]
+    model_tools: list[dict[str, Any]]   # what the model server receives as `tools`
+    public_tools: list[dict[str, Any]]  # what the response echoes as `tools`
+
+    def binding(self, name: str) -> ToolBinding | None:
+        return self.bindings.get(name)
+
+    def is_gateway_call(self, name: str | None) -> bool:
+        binding = self.bindings.get(name or "")
+        return binding is not None and binding.owner == "gateway"
+
+    @property
+    def has_gateway_tools(self) -> bool:
+        return any(binding.owner == "gateway" for binding in self.bindings.values())
+
+
+def build_registry(
+    tools: list[dict[str, Any]] | None,
+    operator_tools: dict[str, dict[str, Any]] | None = None,
+    *,
+    shell_enabled: bool = False,
+) -> ToolRegistry:
+    """`operator_tools`: name → function tool definition, as the tool runners published them."""
+    operator_tools = operator_tools or {}
+    bindings: dict[str, ToolBinding] = {}
+    model_tools: list[dict[str, Any]] = []
+    for index, tool in enumerate(tools or []):
+        param = f"tools[{index}]"
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise InvalidRequest("Each tool needs a `type`.", param=param, code="invalid_value")
+        tool_type = tool["type"]
+        if tool_type in CLIENT_TYPES:
+            name = tool.get("name")
+            if not isinstance(name, str) or not name:
+                raise InvalidRequest(f"A {tool_type} tool needs a `name`.", param=f"{param}.name", code="invalid_value")
+            _add(bindings, ToolBinding(name, "client", tool_type, tool_type if tool_type == "custom" else "function_call"), param)
+            model_tools.append(tool)
+        elif tool_type in WEB_SEARCH_TYPES:
+            _add(bindings, ToolBinding("web_search", "gateway", "web_search", "web_search_call", _declaration(tool)), param)
+            model_tools.append(_WEB_SEARCH_FUNCTION)
+        elif tool_type == "code_interpreter":
+            container = tool.get("container", {"type": "auto"})
+            if not (isinstance(container, str) or (isinstance(container, dict) and container.get("type") == "auto")):
+                raise InvalidRequest("code_interpreter `container` must be `{\"type\": \"auto\"}` or a container id.",
+                                     param=f"{param}.container", code="invalid_value")
+            _add(bindings, ToolBinding("code_interpreter", "gateway", "code_interpreter", "code_interpreter_call",
+                                       _declaration(tool), parallel_safe=False), param)
+            model_tools.append(_CODE_INTERPRETER_FUNCTION)
+        elif tool_type == "shell":
+            if not shell_enabled:
+                raise InvalidRequest("The shell tool is not enabled on this gateway.", param=param, code="unsupported_tool")
+            _add(bindings, ToolBinding("shell", "gateway", "shell", "function_call", _declaration(tool), parallel_safe=False),
+                 param)
+            model_tools.append(_SHELL_FUNCTION)
+        elif tool_type == "operator":
+            name = tool.get("name")
+            definition = operator_tools.get(name) if isinstance(name, str) else None
+            if definition is None:
+                known = ", ".join(sorted(operator_tools)) or "none"
+                raise InvalidRequest(f"Unknown operator tool {name!r} (available: {known}).", param=f"{param}.name",
+                                     code="unknown_tool")
+            _add(bindings, ToolBinding(name, "gateway", "operator", "function_call", _declaration(tool),
+                                       parallel_safe=bool(definition.get("parallel_safe", True))), param)
+            model_tools.append({key: definition[key] for key in ("type", "name", "description", "parameters", "strict")
+                                if key in definition})
+        elif tool_type in UNSUPPORTED_TYPES:
+            raise InvalidRequest(f"{UNSUPPORTED_TYPES[tool_type]}.", param=param, code="unsupported_tool")
+        else:
+            raise InvalidRequest(f"Unsupported tool type {tool_type!r}.", param=f"{param}.type", code="unsupported_tool")
+    return ToolRegistry(bindings=bindings, model_tools=model_tools, public_tools=list(tools or []))
+
+
+def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in tool.items() if key not in ("type", "name")}
+
+
+def _add(bindings: dict[str, ToolBinding], binding: ToolBinding, param: str) -> None:
+    if binding.name in bindings:
+        raise InvalidRequest(f"Two tools are named {binding.name!r}; tool names must be unique.", param=param,
+                             code="duplicate_tool_name")
+    bindings[binding.name] = binding
+
+
+def model_tool_choice(tool_choice: Any, registry: ToolRegistry) -> Any:
+    """The request's `tool_choice` in terms of the model's function tools."""
+    if not isinstance(tool_choice, dict):
+        return tool_choice
+    choice_type = tool_choice.get("type")
+    if choice_type in WEB_SEARCH_TYPES:
+        return {"type": "function", "name": "web_search"}
+    if choice_type == "code_interpreter":
+        return {"type": "function", "name": "code_interpreter"}
+    if choice_type == "function" and tool_choice.get("name") not in registry.bindings:
+        raise InvalidRequest(f"tool_choice names {tool_choice.get('name')!r}, which is not a declared tool.",
+                             param="tool_choice", code="invalid_value")
+    return tool_choice

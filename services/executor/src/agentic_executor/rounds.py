@@ -1,0 +1,234 @@
+"""The round loop of one turn: infer, run the gateway-owned calls, infer again, until done.
+
+A round ends in one of four ways: nothing left to do (done); a client-owned call
+(returned to the client — gateway calls of that mixed round still run and are
+recorded); gateway calls ran and rounds remain (continue with `tool_choice:
+auto`); gateway calls ran on the last allowed round (incomplete, no dangling
+call). Usage is summed over rounds; in a stream, sequence numbers run on and
+output indexes are rebased across rounds, and hidden gateway calls reappear as
+their public items with OpenAI's lifecycle events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from agentic_core.errors import AgenticError
+from agentic_core.responses.items import model_view
+from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_core.routing import ModelRoute
+from agentic_core.tools.protocol import ToolCall, ToolResult
+from agentic_core.tools.public_items import GatewayCallView, function_call_output
+from agentic_core.tools.registry import ToolBinding, ToolRegistry
+
+from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
+from agentic_executor.tool_dispatch import ToolDispatcher
+from agentic_executor.upstream import UpstreamClient
+
+PublicEvent = tuple[str, int, bytes]
+CALL_TYPES = ("function_call", "custom_tool_call")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    max_rounds: int = 10
+    max_concurrent_calls: int = 5
+    call_timeout_seconds: float = 60.0
+
+
+@dataclass(slots=True)
+class TurnResult:
+    status: str = "completed"
+    public_output: list[dict[str, Any]] = field(default_factory=list)  # what the client sees
+    continuation: list[dict[str, Any]] = field(default_factory=list)   # what the next turn's model sees
+    usage: dict[str, Any] | None = None
+    incomplete_details: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    rounds: int = 0
+
+
+def add_usage(total: dict[str, Any] | None, more: dict[str, Any] | None) -> dict[str, Any] | None:
+    if more is None:
+        return total
+    if total is None:
+        return more
+    summed: dict[str, Any] = {}
+    for key in total.keys() | more.keys():
+        left, right = total.get(key), more.get(key)
+        if isinstance(left, dict) or isinstance(right, dict):
+            summed[key] = add_usage(left or {}, right or {})
+        else:
+            summed[key] = (left or 0) + (right or 0)
+    return summed
+
+
+class RoundLoop:
+    def __init__(
+        self,
+        upstream: UpstreamClient,
+        dispatcher: ToolDispatcher | None,
+        policy: ToolPolicy,
+        *,
+        route: ModelRoute,
+        registry: ToolRegistry,
+        response_id: str,
+        tenant: str,
+        include: set[str],
+        max_tool_calls: int | None,
+    ) -> None:
+        self.upstream = upstream
+        self.dispatcher = dispatcher
+        self.policy = policy
+        self.route = route
+        self.registry = registry
+        self.response_id = response_id
+        self.tenant = tenant
+        self.include = include
+        self.max_tool_calls = max_tool_calls
+        self.tool_calls_used = 0
+        self.result = TurnResult()
+        self.sequencer = EventSequencer()
+
+    def _is_gateway_item(self, item: dict[str, Any]) -> bool:
+        return item.get("type") == "function_call" and self.registry.is_gateway_call(item.get("name"))
+
+    def _emit(self, event: dict[str, Any]) -> PublicEvent:
+        return self.sequencer.emit(event)
+
+    async def run(self, body: dict[str, Any], *, stream: bool, opening: list[dict[str, Any]]) -> AsyncIterator[PublicEvent]:
+        """Yields public events (streaming only). Errors before the first event propagate; later ones fail the turn."""
+        started = not stream
+        for round_number in range(1, self.policy.max_rounds + 1):
+            self.result.rounds = round_number
+            if stream:
+                translator = StreamTranslator(self.sequencer, index_offset=len(self.result.public_output),
+                                              is_hidden=self._is_gateway_item)
+                clock = time.perf_counter()
+                upstream_events = self.upstream.stream_response(self.route, body)
+                try:
+                    first_event = await anext(upstream_events, None)
+                    if round_number == 1:
+                        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
+                    if not started:
+                        started = True
+                        for event in opening:
+                            yield self._emit(event)
+                    if first_event is not None:
+                        translated = translator.translate(first_event)
+                        if translated is not None:
+                            yield translated
+                        async for event in upstream_events:
+                            translated = translator.translate(event)
+                            if translated is not None:
+                                yield translated
+                            if translator.finished:
+                                break
+                    outcome = translator.outcome() or RoundOutcome(
+                        status="failed", output=[],
+                        error={"code": "upstream_incomplete",
+                               "message": "The model server's stream ended before the response finished."},
+                    )
+                except AgenticError as error:
+                    if not started:
+                        raise
+                    outcome = RoundOutcome(status="failed", output=[],
+                                           error={"code": error.code or "upstream_error", "message": error.message})
+                finally:
+                    await upstream_events.aclose()
+            else:
+                clock = time.perf_counter()
+                outcome = outcome_from_json(await self.upstream.create_response(self.route, body))
+                if round_number == 1:
+                    UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
+            async for event in self._after_round(outcome, body, round_number, stream):
+                yield event
+            if self.result.status != "continue":
+                TOOL_ROUNDS.observe(round_number)
+                return
+
+    async def _after_round(
+        self, outcome: RoundOutcome, body: dict[str, Any], round_number: int, stream: bool
+    ) -> AsyncIterator[PublicEvent]:
+        result = self.result
+        result.usage = add_usage(result.usage, outcome.usage)
+        if outcome.status == "failed":
+            result.status, result.error = "failed", outcome.error
+            return
+        gateway_calls = [item for item in outcome.output if self._is_gateway_item(item)]
+        client_calls = [item for item in outcome.output if item.get("type") in CALL_TYPES and not self._is_gateway_item(item)]
+        result.public_output += [item for item in outcome.output if not self._is_gateway_item(item)]
+        result.continuation += outcome.output
+        if not gateway_calls or outcome.status != "completed":
+            # Done — or cut short (max_output_tokens) with a call the model never finished: it is not executed.
+            if gateway_calls:
+                result.continuation = [item for item in result.continuation if item not in gateway_calls]
+            result.status, result.incomplete_details = outcome.status, outcome.incomplete_details
+            return
+        views = [GatewayCallView(self._binding(call), call, self.include) for call in gateway_calls]
+        indexes, next_index = [], len(result.public_output)
+        for view in views:
+            indexes.append(next_index)
+            next_index += 2 if view.binding.public_type == "function_call" else 1
+        if stream:
+            for view, index in zip(views, indexes, strict=True):
+                for event in view.opening(index):
+                    yield self._emit(event)
+        results = await self._execute(gateway_calls)
+        outputs = []
+        for view, index, tool_result in zip(views, indexes, results, strict=True):
+            items, events = view.closing(index, tool_result)
+            result.public_output += items
+            if stream:
+                for event in events:
+                    yield self._emit(event)
+            outputs.append(function_call_output(view.call["call_id"], tool_result))
+        result.continuation += outputs
+        if client_calls:
+            result.status = "completed"  # the client owns the next step
+        elif round_number >= self.policy.max_rounds:
+            result.status, result.incomplete_details = "incomplete", {"reason": "max_tool_rounds"}
+        else:
+            result.status = "continue"
+            body["input"] = [*body["input"], *(model_view(item) for item in outcome.output), *outputs]
+            body["tool_choice"] = "auto"
+
+    def _binding(self, call: dict[str, Any]) -> ToolBinding:
+        binding = self.registry.binding(call.get("name", ""))
+        assert binding is not None
+        return binding
+
+    async def _execute(self, calls: list[dict[str, Any]]) -> list[ToolResult]:
+        """All calls of one round at once, bounded; a tool that is not parallel-safe runs one call at a time."""
+        semaphore = asyncio.Semaphore(self.policy.max_concurrent_calls)
+        serial: dict[str, asyncio.Lock] = {}
+
+        async def one(call: dict[str, Any]) -> ToolResult:
+            binding = self._binding(call)
+            dispatch_id = f"{self.response_id}/{call['call_id']}"
+            if self.max_tool_calls is not None and self.tool_calls_used >= self.max_tool_calls:
+                return ToolResult.error(dispatch_id, "The limit on tool calls for this response (max_tool_calls) is "
+                                                     "reached; answer with what you have.")
+            self.tool_calls_used += 1
+            try:
+                arguments = orjson.loads(call.get("arguments") or "{}")
+            except orjson.JSONDecodeError:
+                arguments = None
+            if not isinstance(arguments, dict):
+                return ToolResult.hint(dispatch_id, "The arguments are not a JSON object; call the tool again with "
+                                                    "arguments matching its schema.")
+            if self.dispatcher is None:
+                return ToolResult.error(dispatch_id, "Gateway tools are not available.")
+            lock = serial.setdefault(binding.name, asyncio.Lock()) if not binding.parallel_safe else None
+            async with semaphore, (lock or contextlib.nullcontext()):
+                timeout = self.policy.call_timeout_seconds
+                tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.name, arguments=arguments,
+                                     params=binding.params, deadline=time.time() + timeout, tenant=self.tenant)
+                return await self.dispatcher.call(tool_call, timeout)
+
+        return list(await asyncio.gather(*(one(call) for call in calls)))

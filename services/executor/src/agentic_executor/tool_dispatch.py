@@ -1,0 +1,99 @@
+"""Gateway tool calls over NATS JetStream: publish on `tools.exec.<kind>`, await the result on our inbox.
+
+Delivery is at least once, so a result may arrive twice (a runner died after
+answering and the call was redelivered): the first result per dispatch id wins,
+later ones are counted and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
+from agentic_runtime.nats import TOOLS_STREAM
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.errors import NotFoundError
+
+from agentic_executor.metrics import TOOL_CALL_SECONDS, TOOL_CALLS, TOOL_DUPLICATE_RESULTS
+
+log = logging.getLogger(__name__)
+
+REPLY_HEADER = "Agentic-Reply"
+# Which durable consumer serves each kind; a kind without one has no runner.
+CONSUMERS = {"mcp": "mcp-bridge"}
+_RUNNER_CACHE_SECONDS = (10.0, 1.0)  # how long a found / missing consumer is remembered
+
+
+def consumer_for(kind: str) -> str:
+    return CONSUMERS.get(kind, f"tool-runner-{kind}")
+
+
+class ToolDispatcher:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.jetstream = client.jetstream()
+        self.inbox = f"_INBOX.agentic-executor.{uuid.uuid4().hex}"
+        self.pending: dict[str, asyncio.Future[ToolResult]] = {}
+        self._runners: dict[str, tuple[bool, float]] = {}
+        self._subscription = None
+
+    async def start(self) -> None:
+        self._subscription = await self.client.subscribe(self.inbox + ".*", cb=self._on_result)
+
+    async def close(self) -> None:
+        if self._subscription is not None:
+            await self._subscription.unsubscribe()
+
+    async def _on_result(self, message: Msg) -> None:
+        try:
+            result = ToolResult.from_json(message.data)
+        except (ValueError, TypeError, KeyError):
+            log.warning("dropping a malformed tool result")
+            return
+        future = self.pending.get(result.call_id)
+        if future is None or future.done():
+            TOOL_DUPLICATE_RESULTS.inc()
+            return
+        future.set_result(result)
+
+    async def has_runner(self, kind: str) -> bool:
+        known = self._runners.get(kind)
+        now = time.monotonic()
+        if known is not None and now < known[1]:
+            return known[0]
+        try:
+            await self.jetstream.consumer_info(TOOLS_STREAM.name, consumer_for(kind))
+            present = True
+        except NotFoundError:
+            present = False
+        self._runners[kind] = (present, now + _RUNNER_CACHE_SECONDS[0 if present else 1])
+        return present
+
+    async def call(self, call: ToolCall, timeout: float) -> ToolResult:
+        """Never raises for the tool's sake: a timeout, a missing runner or a broker failure is an error result."""
+        started = time.perf_counter()
+        result = await self._call(call, timeout)
+        TOOL_CALLS.labels(kind=call.kind, status=result.status).inc()
+        TOOL_CALL_SECONDS.labels(kind=call.kind).observe(time.perf_counter() - started)
+        return result
+
+    async def _call(self, call: ToolCall, timeout: float) -> ToolResult:
+        if not await self.has_runner(call.kind):
+            return ToolResult.error(call.call_id, f"No runner is available for {call.tool!r} tools right now.")
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        self.pending[call.call_id] = future
+        try:
+            headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", "Nats-Msg-Id": call.call_id}
+            await self.jetstream.publish(subject_for(call.kind), call.to_json(), headers=headers, timeout=min(timeout, 5.0))
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return ToolResult.error(call.call_id, f"The {call.tool} tool did not finish within {timeout:g} s.")
+        except Exception as exc:  # a broker failure is a failed tool call, never a failed response
+            log.warning("dispatching %s failed: %s", call.tool, exc)
+            return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
+        finally:
+            self.pending.pop(call.call_id, None)

@@ -1,0 +1,149 @@
+"""The two split-execution steps: hydrate (history in, reserved id and signed context out) and persist.
+
+hydrate reserves nothing in the database: the `resp_…` id is 192 random bits
+carried in a context only this service can sign, bound to the caller's
+tenant and valid for the context TTL; persist stores it with one atomic
+insert, so a second persist of the id is decided by the primary key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import orjson
+from agentic.v1 import common_pb2, state_pb2
+from agentic_core.errors import InvalidRequest
+from agentic_core.ids import new_response_id
+from agentic_core.responses.items import CALL_TYPES, normalize_input
+from agentic_core.responses.pending_calls import validate_continuation
+from agentic_core.responses.request import parse_json_object, validate_create_request
+from agentic_core.responses.response import build_response
+from agentic_core.responses.stream import RoundOutcome
+from agentic_core.responses.upstream_request import stateless_request
+from agentic_core.split.context import SplitContext, context_rejected
+from agentic_core.split.features import ensure_splittable_items, ensure_splittable_request
+from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_item_ids_against_input, outcome_from_response
+from agentic_core.split.sse_lifecycle import outcome_from_sse
+
+from agentic_llm_d.body import too_large
+from agentic_llm_d.sealing import ContextSealer
+from agentic_llm_d.settings import LlmDSettings
+from agentic_llm_d.state_client import StateClient
+
+# What persist returns for a model response that failed: it is not stored, so nothing can continue from it.
+UNSTORED_RESPONSE_STATUS = "error"
+
+
+def _principal(tenant: str) -> common_pb2.Principal:
+    return common_pb2.Principal(tenant=tenant, subject="llm-d")
+
+
+def _invalid(message: str, param: str | None = None) -> InvalidRequest:
+    return InvalidRequest(message, param=param, code="invalid_request_error")
+
+
+class SplitService:
+    def __init__(self, settings: LlmDSettings, state: StateClient, sealer: ContextSealer) -> None:
+        self.settings = settings
+        self.state = state
+        self.sealer = sealer
+
+    async def hydrate(self, body: bytes, tenant: str) -> bytes:
+        payload = parse_json_object(body)
+        request = validate_create_request(payload)
+        ensure_splittable_request(payload)
+        input_items = normalize_input(request.input)
+        history: list[dict[str, Any]] = []
+        if request.previous_response_id:
+            stored = await self.state.rehydrate(_principal(tenant), request.previous_response_id)
+            history = [orjson.loads(item) for item in stored]
+            # The chain may hold what the request alone does not show (a gateway tool's calls, a compaction).
+            ensure_splittable_items(history)
+        validate_continuation(history, input_items)
+        upstream = stateless_request(payload, history, input_items, stream=request.stream)
+        now = int(time.time())
+        context = SplitContext(
+            response_id=new_response_id(),
+            tenant=tenant,
+            original_request=payload,
+            created_at=now,
+            effective_tools=request.tools,
+            effective_tool_choice=request.tool_choice,
+            history_call_ids=[
+                item["call_id"] for item in history if item.get("type") in CALL_TYPES and isinstance(item.get("call_id"), str)
+            ],
+        )
+        token = self.sealer.seal(context, now)
+        if len(token) > self.settings.max_context_bytes:
+            raise too_large("hydrated context")
+        return orjson.dumps({"request": upstream, "context": token})
+
+    async def persist(self, body: bytes, tenant: str) -> bytes:
+        envelope = parse_json_object(body)
+        relayed_json, relayed_sse = envelope.get("response"), envelope.get("sse")
+        if (relayed_json is None) == (relayed_sse is None):
+            raise _invalid("exactly one of `response` or `sse` is required")
+        token = envelope.get("context")
+        if not isinstance(token, str) or not token:
+            raise _invalid("`context` is required: send back the context hydrate returned", "context")
+        if len(token) > self.settings.max_context_bytes:
+            raise too_large("context")
+        if relayed_sse is not None:
+            if not isinstance(relayed_sse, str):
+                raise _invalid("`sse` must be the raw SSE text of the stream, as a string", "sse")
+            relayed = b"sse\n" + relayed_sse.encode()
+        else:
+            relayed = b"json\n" + orjson.dumps(relayed_json, option=orjson.OPT_SORT_KEYS)
+        if len(relayed) - relayed.index(b"\n") - 1 > self.settings.max_upstream_bytes:
+            raise too_large("upstream response")
+        context = self.sealer.unseal(token)
+        if context.tenant != tenant:
+            raise context_rejected("it was issued for another tenant")
+        outcome = outcome_from_sse(relayed_sse) if relayed_sse is not None else outcome_from_response(relayed_json)
+        request = validate_create_request(context.original_request)
+        input_items = normalize_input(request.input)
+        if outcome.status in UNSTORED_STATUSES:
+            response = self._response(context, request, outcome)
+            response["status"] = UNSTORED_RESPONSE_STATUS
+            return orjson.dumps(response)
+        check_item_ids_against_input(input_items, outcome.output)
+        check_call_ids(context.history_call_ids, input_items, outcome.output)
+        response = self._response(context, request, outcome)
+        response_json = orjson.dumps(response)
+        if not request.store:
+            return response_json
+        stored = await self.state.persist_split_turn(
+            state_pb2.PersistTurnRequest(
+                principal=_principal(tenant),
+                response_id=context.response_id,
+                previous_response_id=request.previous_response_id or "",
+                response=response_json,
+                input_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in input_items],
+                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in outcome.output],
+                model=request.model,
+                status=outcome.status,
+                store_response=True,
+            ),
+            hashlib.sha256(relayed).hexdigest(),
+        )
+        return stored if stored is not None else response_json
+
+    @staticmethod
+    def _response(context: SplitContext, request: Any, outcome: RoundOutcome) -> dict[str, Any]:
+        effective = request.model_copy(update={"tools": context.effective_tools, "tool_choice": context.effective_tool_choice})
+        error = outcome.error
+        if outcome.status in UNSTORED_STATUSES and error is None:
+            error = {"code": "upstream_failed", "message": "The model response failed."}
+        return build_response(
+            effective,
+            response_id=context.response_id,
+            created_at=context.created_at,
+            status=outcome.status,
+            output=outcome.output,
+            usage=outcome.usage,
+            error=error,
+            incomplete_details=outcome.incomplete_details,
+            completed_at=int(time.time()) if outcome.status == "completed" else None,
+        )
