@@ -1,26 +1,60 @@
-"""The tool runner's process: a NATS connection and its probes. Tool consumers arrive with the tools issue."""
+"""The tool runner's process: one JetStream consumer per tool kind, and its probes."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import orjson
 from agentic_runtime import nats
 from agentic_runtime.http_service import add_probe_routes
 from fastapi import FastAPI
 
+from agentic_tool_runner.consumer import KindConsumer
+from agentic_tool_runner.handlers import build_handlers, concurrency_for
 from agentic_tool_runner.settings import ToolRunnerSettings
+
+log = logging.getLogger(__name__)
+
+
+def _backoff(settings: ToolRunnerSettings) -> list[float]:
+    return [float(value) for value in settings.redelivery_backoff_seconds.split(",") if value.strip()]
+
+
+async def publish_operator_tools(client, handlers) -> None:
+    """Executors learn the operator tools' schemas from here (the runner is where they are installed)."""
+    for handler in handlers:
+        if handler.kind == "operator":
+            bucket = await nats.ensure_key_value(client, nats.TOOL_DEFINITIONS_BUCKET)
+            for definition in handler.definitions():
+                await bucket.put(definition["name"], orjson.dumps(definition))
 
 
 def create_app(settings: ToolRunnerSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.nats = await nats.connect(settings.nats_url, name="agentic-tool-runner")
-        await nats.ensure_streams(app.state.nats)
+        client = await nats.connect(settings.nats_url, name="agentic-tool-runner")
+        await nats.ensure_streams(client)
+        handlers = build_handlers(settings)
+        await publish_operator_tools(client, handlers)
+        consumers = [
+            KindConsumer(
+                client, handler, concurrency=concurrency_for(settings, handler.kind), ack_wait=settings.ack_wait_seconds,
+                max_deliveries=settings.max_deliveries, backoff=_backoff(settings), lag_poll_seconds=settings.lag_poll_seconds,
+            )
+            for handler in handlers
+        ]
+        for consumer in consumers:
+            await consumer.start()
+        log.info("tool runner consuming: %s", ", ".join(consumer.kind for consumer in consumers) or "nothing")
+        app.state.nats = client
         try:
             yield
         finally:
-            await app.state.nats.drain()
+            for consumer in consumers:
+                await consumer.stop(settings.drain_seconds)
+            await client.drain()
 
     app = FastAPI(title="agentic-tool-runner", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
 

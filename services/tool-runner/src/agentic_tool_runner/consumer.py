@@ -1,0 +1,183 @@
+"""One durable JetStream pull consumer per tool kind, shared by every runner replica.
+
+At-least-once without double side effects: a finished call's result is kept
+in a KV bucket before the message is acked, so a redelivery (the runner died
+after finishing) is answered from there instead of running the tool again; a
+call whose deadline passed is dropped unrun. Long calls heartbeat so that they
+are not redelivered while still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
+from agentic_runtime.nats import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, ensure_key_value
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import KeyNotFoundError
+
+from agentic_tool_runner.metrics import CALLS, DROPPED_EXPIRED, IN_FLIGHT, QUEUE_ACK_PENDING, QUEUE_PENDING, REPLAYED
+from agentic_tool_runner.tools.base import ToolHandler
+
+log = logging.getLogger(__name__)
+REPLY_HEADER = "Agentic-Reply"
+
+
+def durable_name(kind: str) -> str:
+    return f"tool-runner-{kind}"
+
+
+class KindConsumer:
+    def __init__(
+        self,
+        client: Client,
+        handler: ToolHandler,
+        *,
+        concurrency: int,
+        ack_wait: float,
+        max_deliveries: int,
+        backoff: list[float],
+        lag_poll_seconds: float,
+    ) -> None:
+        self.client = client
+        self.jetstream = client.jetstream()
+        self.handler = handler
+        self.kind = handler.kind
+        self.concurrency = concurrency
+        self.ack_wait = ack_wait
+        self.max_deliveries = max(max_deliveries, len(backoff) + 1)
+        self.backoff = backoff
+        self.lag_poll_seconds = lag_poll_seconds
+        self.active: set[asyncio.Task] = set()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+
+    async def start(self) -> None:
+        self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+        config = ConsumerConfig(
+            durable_name=durable_name(self.kind),
+            filter_subject=subject_for(self.kind),
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=self.ack_wait,
+            max_deliver=self.max_deliveries,
+            backoff=self.backoff or None,
+        )
+        self.subscription = await self.jetstream.pull_subscribe(
+            subject_for(self.kind), durable=durable_name(self.kind), stream=TOOLS_STREAM.name, config=config
+        )
+        self._tasks = [asyncio.create_task(self._fetch_loop()), asyncio.create_task(self._export_lag())]
+
+    async def stop(self, drain_seconds: float) -> None:
+        """Stop taking calls, give running ones `drain_seconds`, leave the rest to be redelivered."""
+        self._stopping.set()
+        for task in self._tasks:
+            task.cancel()
+        if self.active:
+            await asyncio.wait(self.active, timeout=drain_seconds)
+        for task in self.active:
+            task.cancel()
+        try:
+            await self.subscription.unsubscribe()
+        except Exception as exc:  # already gone with the connection
+            log.debug("unsubscribing %s: %s", self.kind, exc)
+        await self.handler.close()
+
+    async def _fetch_loop(self) -> None:
+        while not self._stopping.is_set():
+            await self._slots.acquire()
+            free = 1
+            while free < self.concurrency and not self._slots.locked():
+                await self._slots.acquire()
+                free += 1
+            try:
+                messages = await self.subscription.fetch(free, timeout=1.0)
+            except (NatsTimeoutError, TimeoutError):
+                messages = []
+            except Exception as exc:  # the broker went away for a moment: try again
+                log.warning("fetching %s calls failed: %s", self.kind, exc)
+                messages = []
+                await asyncio.sleep(0.5)
+            for _ in range(free - len(messages)):
+                self._slots.release()
+            for message in messages:
+                task = asyncio.create_task(self._handle(message))
+                self.active.add(task)
+                task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self.active.discard(task)
+        self._slots.release()
+
+    async def _handle(self, message: Msg) -> None:
+        try:
+            call = ToolCall.from_json(message.data)
+        except (ValueError, TypeError, KeyError):
+            log.warning("dropping a malformed %s call", self.kind)
+            await message.term()
+            return
+        reply = (message.headers or {}).get(REPLY_HEADER)
+        if call.expired():
+            DROPPED_EXPIRED.labels(kind=self.kind).inc()
+            await message.ack()
+            return
+        stored = await self._stored_result(call.call_id)
+        if stored is not None:
+            REPLAYED.labels(kind=self.kind).inc()
+            await self._answer(reply, stored)
+            await message.ack()
+            return
+        heartbeat = asyncio.create_task(self._heartbeat(message))
+        IN_FLIGHT.labels(kind=self.kind).inc()
+        started = time.perf_counter()
+        try:
+            result = await self._run(call)
+        finally:
+            heartbeat.cancel()
+            IN_FLIGHT.labels(kind=self.kind).dec()
+        CALLS.labels(kind=self.kind, status=result.status).observe(time.perf_counter() - started)
+        payload = result.to_json()
+        await self.results.put(call.call_id, payload)
+        await self._answer(reply, payload)
+        await message.ack()
+
+    async def _run(self, call: ToolCall) -> ToolResult:
+        try:
+            return await asyncio.wait_for(self.handler.run(call), timeout=call.seconds_left())
+        except TimeoutError:
+            return ToolResult.error(call.call_id, f"The {call.tool} tool ran past its deadline.")
+        except Exception as exc:  # a broken tool is a failed call, never a dead runner
+            log.exception("the %s tool failed", call.tool)
+            return ToolResult.error(call.call_id, f"The {call.tool} tool failed: {type(exc).__name__}.")
+
+    async def _stored_result(self, call_id: str) -> bytes | None:
+        try:
+            entry = await self.results.get(call_id)
+        except KeyNotFoundError:
+            return None
+        return entry.value or None
+
+    async def _answer(self, reply: str | None, payload: bytes) -> None:
+        if reply:
+            await self.client.publish(reply, payload)
+
+    async def _heartbeat(self, message: Msg) -> None:
+        while True:
+            await asyncio.sleep(self.ack_wait / 3)
+            await message.in_progress()
+
+    async def _export_lag(self) -> None:
+        while True:
+            try:
+                info = await self.jetstream.consumer_info(TOOLS_STREAM.name, durable_name(self.kind))
+                QUEUE_PENDING.labels(kind=self.kind).set(info.num_pending)
+                QUEUE_ACK_PENDING.labels(kind=self.kind).set(info.num_ack_pending)
+            except Exception as exc:
+                log.debug("consumer info for %s failed: %s", self.kind, exc)
+            await asyncio.sleep(self.lag_poll_seconds)

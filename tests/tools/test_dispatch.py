@@ -1,0 +1,164 @@
+"""Tool calls over real NATS JetStream: executor dispatch, runner consumers, redelivery, deadlines, dedupe."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+
+import pytest
+from agentic_core.tools.protocol import ToolCall, ToolResult
+from agentic_executor.tool_dispatch import ToolDispatcher
+from agentic_runtime import nats
+from agentic_tool_runner.consumer import KindConsumer
+
+
+class CountingTool:
+    """A tool that sleeps, then records that it finished (its 'side effect')."""
+
+    def __init__(self, kind: str, seconds: float = 0.0) -> None:
+        self.kind = kind
+        self.seconds = seconds
+        self.started: list[str] = []
+        self.finished: list[str] = []
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        self.started.append(call.call_id)
+        await asyncio.sleep(self.seconds)
+        self.finished.append(call.call_id)
+        return ToolResult.ok(call.call_id, {"echo": call.arguments})
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.fixture()
+async def client(infra):
+    connection = await nats.connect(infra["nats_url"], name="test")
+    await nats.ensure_streams(connection)
+    yield connection
+    await connection.drain()
+
+
+@pytest.fixture()
+def kind() -> str:
+    return f"test{secrets.token_hex(4)}"
+
+
+def _call(kind: str, seconds: float = 10.0) -> ToolCall:
+    return ToolCall(call_id=f"resp_t/{secrets.token_hex(6)}", kind=kind, tool="counting", arguments={"x": 1},
+                    deadline=time.time() + seconds)
+
+
+def _consumer(client, tool, ack_wait: float = 30.0) -> KindConsumer:
+    return KindConsumer(client, tool, concurrency=2, ack_wait=ack_wait, max_deliveries=5, backoff=[], lag_poll_seconds=1)
+
+
+async def test_a_call_reaches_a_runner_and_its_result_comes_back(client, kind) -> None:
+    tool = CountingTool(kind)
+    consumer = _consumer(client, tool)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    try:
+        call = _call(kind)
+        result = await dispatcher.call(call, timeout=10)
+        assert result.status == "ok" and result.content == {"echo": {"x": 1}}
+        assert tool.finished == [call.call_id]
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
+
+
+async def test_without_a_runner_the_call_fails_at_once(client, kind) -> None:
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    started = time.monotonic()
+    result = await dispatcher.call(_call(kind), timeout=30)
+    await dispatcher.close()
+    assert result.status == "error" and "No runner" in result.content
+    assert time.monotonic() - started < 5
+
+
+async def test_a_call_past_its_deadline_is_dropped_unrun(client, kind) -> None:
+    tool = CountingTool(kind)
+    consumer = _consumer(client, tool)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    try:
+        result = await dispatcher.call(_call(kind, seconds=-1), timeout=2)
+        assert result.status == "error" and "did not finish" in result.content
+        await asyncio.sleep(0.5)
+        assert tool.started == []
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
+
+
+async def test_a_runner_dying_mid_call_hands_it_to_another_and_it_finishes_once(client, kind) -> None:
+    doomed, survivor = CountingTool(kind, seconds=30), CountingTool(kind, seconds=0.2)
+    first = _consumer(client, doomed, ack_wait=1.0)
+    await first.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    call = _call(kind, seconds=30)
+    pending = asyncio.create_task(dispatcher.call(call, timeout=30))
+    while not doomed.started:
+        await asyncio.sleep(0.05)
+    await first.stop(0)  # dies without acknowledging: the call is redelivered after the ack wait
+    second = _consumer(client, survivor, ack_wait=1.0)
+    await second.start()
+    try:
+        result = await pending
+        assert result.status == "ok"
+        assert doomed.finished == [] and survivor.finished == [call.call_id]
+    finally:
+        await dispatcher.close()
+        await second.stop(1)
+
+
+async def test_a_redelivered_finished_call_is_answered_without_running_again(client, kind) -> None:
+    tool = CountingTool(kind)
+    results = await nats.ensure_key_value(client, nats.TOOL_RESULTS_BUCKET, nats.TOOL_RESULTS_TTL_SECONDS)
+    call = _call(kind)
+    await results.put(call.call_id, ToolResult.ok(call.call_id, "from before").to_json())
+    consumer = _consumer(client, tool)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    try:
+        result = await dispatcher.call(call, timeout=10)
+        assert result.content == "from before" and tool.started == []
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
+
+
+async def test_the_first_result_wins_and_duplicates_are_dropped(client, kind) -> None:
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    call = _call(kind)
+    future = asyncio.get_running_loop().create_future()
+    dispatcher.pending[call.call_id] = future
+    await client.publish(dispatcher.inbox + ".x", ToolResult.ok(call.call_id, "first").to_json())
+    await client.publish(dispatcher.inbox + ".y", ToolResult.ok(call.call_id, "second").to_json())
+    await client.flush()
+    assert (await asyncio.wait_for(future, 5)).content == "first"
+    await dispatcher.close()
+
+
+async def test_calls_beyond_the_runner_concurrency_wait_their_turn(client, kind) -> None:
+    tool = CountingTool(kind, seconds=0.3)
+    consumer = KindConsumer(client, tool, concurrency=1, ack_wait=30, max_deliveries=5, backoff=[], lag_poll_seconds=1)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    try:
+        started = time.monotonic()
+        results = await asyncio.gather(*(dispatcher.call(_call(kind), timeout=10) for _ in range(3)))
+        assert all(result.status == "ok" for result in results)
+        assert time.monotonic() - started >= 0.85  # one at a time: three sleeps of 0.3 s
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
