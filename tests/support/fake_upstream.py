@@ -65,7 +65,14 @@ class Delay:
     then: Any = None
 
 
-Reply = Text | FunctionCall | HttpError | Truncated | Delay
+@dataclass
+class Output:
+    """Several output items in one generation, in order (e.g. text then calls). /v1/responses only."""
+
+    items: list[Text | FunctionCall]
+
+
+Reply = Text | FunctionCall | HttpError | Truncated | Delay | Output
 
 
 def _hex(n: int = 8) -> str:
@@ -249,12 +256,19 @@ class FakeUpstream:
         parts = [{"annotations": [], "text": content, "type": "output_text", "logprobs": None}] if status == "completed" else []
         return {"id": item_id, "content": parts, "role": "assistant", "status": status, "type": "message", "phase": None}
 
-    def _final(self, payload: dict[str, Any], reply: Text | FunctionCall) -> dict[str, Any]:
-        content = reply.arguments if isinstance(reply, FunctionCall) else reply.text
-        prefix = "fc" if isinstance(reply, FunctionCall) else "msg"
-        item = self._item(reply, f"{prefix}_{_hex()}", f"chatcmpl-tool-{_hex(16)}", "completed", content)
-        status = "incomplete" if isinstance(reply, Text) and reply.incomplete else "completed"
-        return _response_object(payload, f"resp_{_hex()}", status, [item], _usage(36, len(_words(content))))
+    @staticmethod
+    def _parts(reply: Text | FunctionCall | Truncated | Output) -> list[Text | FunctionCall | Truncated]:
+        return list(reply.items) if isinstance(reply, Output) else [reply]
+
+    def _final(self, payload: dict[str, Any], reply: Text | FunctionCall | Output) -> dict[str, Any]:
+        items, words = [], 0
+        for part in self._parts(reply):
+            content = part.arguments if isinstance(part, FunctionCall) else part.text
+            prefix = "fc" if isinstance(part, FunctionCall) else "msg"
+            items.append(self._item(part, f"{prefix}_{_hex()}", f"chatcmpl-tool-{_hex(16)}", "completed", content))
+            words += len(_words(content))
+        status = "incomplete" if any(isinstance(part, Text) and part.incomplete for part in self._parts(reply)) else "completed"
+        return _response_object(payload, f"resp_{_hex()}", status, items, _usage(36, words))
 
     async def _events(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated):
         response_id, sequence = f"resp_{_hex()}", 0
@@ -278,26 +292,37 @@ class FakeUpstream:
         opening = _response_object(payload, response_id, "in_progress", [], None)
         yield event({"response": opening, "type": "response.created"})
         yield event({"response": opening, "type": "response.in_progress"})
-        is_call = isinstance(reply, FunctionCall)
-        content = reply.arguments if is_call else reply.text
-        item_id, call_id = f"{'fc' if is_call else 'msg'}_{_hex()}", f"chatcmpl-tool-{_hex(16)}"
-        yield event({"item": self._item(reply, item_id, call_id, "in_progress", ""), "output_index": 0, "type": "response.output_item.added"})
-        if is_call:
-            for piece in _words(content):
-                yield event({"delta": piece, "item_id": item_id, "output_index": 0, "type": "response.function_call_arguments.delta"})
-            yield event({"arguments": content, "item_id": item_id, "output_index": 0, "type": "response.function_call_arguments.done", "name": reply.name})
-        else:
-            yield event({"content_index": 0, "item_id": item_id, "output_index": 0,
-                         "part": {"annotations": [], "text": "", "type": "output_text", "logprobs": []}, "type": "response.content_part.added"})
-            for piece in _words(content):
-                yield event({"content_index": 0, "delta": piece, "item_id": item_id, "logprobs": [], "output_index": 0, "type": "response.output_text.delta"})
-            yield event({"content_index": 0, "item_id": item_id, "logprobs": [], "output_index": 0, "text": content, "type": "response.output_text.done"})
-            yield event({"content_index": 0, "item_id": item_id, "output_index": 0,
-                         "part": {"annotations": [], "text": content, "type": "output_text", "logprobs": None}, "type": "response.content_part.done"})
-        item = self._item(reply, item_id, call_id, "completed", content)
-        yield event({"item": item, "output_index": 0, "type": "response.output_item.done"})
-        status = "incomplete" if isinstance(reply, Text) and reply.incomplete else "completed"
-        final = _response_object(payload, response_id, status, [item], _usage(36, len(_words(content))))
+        done_items, words = [], 0
+        for index, part in enumerate(self._parts(reply)):
+            is_call = isinstance(part, FunctionCall)
+            content = part.arguments if is_call else part.text
+            words += len(_words(content))
+            item_id, call_id = f"{'fc' if is_call else 'msg'}_{_hex()}", f"chatcmpl-tool-{_hex(16)}"
+            yield event({"item": self._item(part, item_id, call_id, "in_progress", ""), "output_index": index,
+                         "type": "response.output_item.added"})
+            if is_call:
+                for piece in _words(content):
+                    yield event({"delta": piece, "item_id": item_id, "output_index": index,
+                                 "type": "response.function_call_arguments.delta"})
+                yield event({"arguments": content, "item_id": item_id, "output_index": index,
+                             "type": "response.function_call_arguments.done", "name": part.name})
+            else:
+                yield event({"content_index": 0, "item_id": item_id, "output_index": index,
+                             "part": {"annotations": [], "text": "", "type": "output_text", "logprobs": []},
+                             "type": "response.content_part.added"})
+                for piece in _words(content):
+                    yield event({"content_index": 0, "delta": piece, "item_id": item_id, "logprobs": [], "output_index": index,
+                                 "type": "response.output_text.delta"})
+                yield event({"content_index": 0, "item_id": item_id, "logprobs": [], "output_index": index, "text": content,
+                             "type": "response.output_text.done"})
+                yield event({"content_index": 0, "item_id": item_id, "output_index": index,
+                             "part": {"annotations": [], "text": content, "type": "output_text", "logprobs": None},
+                             "type": "response.content_part.done"})
+            item = self._item(part, item_id, call_id, "completed", content)
+            done_items.append(item)
+            yield event({"item": item, "output_index": index, "type": "response.output_item.done"})
+        status = "incomplete" if any(isinstance(part, Text) and part.incomplete for part in self._parts(reply)) else "completed"
+        final = _response_object(payload, response_id, status, done_items, _usage(36, words))
         yield event({"response": final, "type": f"response.{status}"})
 
     # -- /v1/chat/completions (vLLM's chat wire format, see tests/fixtures/chat-*) ----
