@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP := $(VENV)/.installed
 PROTO_OUT := libs/agentic-proto/src
-PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime \
+PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime libs/agentic-tools \
 	services/state services/executor services/gateway services/tool-runner \
 	services/mcp-bridge services/llm-d deploy/local
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))

@@ -22,10 +22,16 @@ _DOC_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
 class Tool:
-    """A function the model can call. Calling the `Tool` itself calls the function unchanged."""
+    """A function the model can call. Calling the `Tool` itself calls the function unchanged.
 
-    def __init__(self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> None:
+    `parallel_safe=False` asks the executor never to run two calls of this tool at once.
+    """
+
+    def __init__(
+        self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None, parallel_safe: bool = True
+    ) -> None:
         self.function = function
+        self.parallel_safe = parallel_safe
         self.name = name or function.__name__
         if not _NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-'")
@@ -88,14 +94,25 @@ class Tool:
 @overload
 def tool(function: Callable[..., Any], /) -> Tool: ...
 @overload
-def tool(*, name: str | None = None, description: str | None = None) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
-    function: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, parallel_safe: bool = True
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parallel_safe: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a function a tool: `@tool` or `@tool(name=..., description=...)` (the description defaults to the docstring)."""
+    """Make a function a tool: `@tool` or `@tool(name=..., description=..., parallel_safe=...)`.
+
+    The name defaults to the function's, the description to its docstring (without the `Args:` section,
+    whose lines describe the parameters).
+    """
     if function is not None:
-        return Tool(function, name=name, description=description)
-    return lambda wrapped: Tool(wrapped, name=name, description=description)
+        return Tool(function, name=name, description=description, parallel_safe=parallel_safe)
+    return lambda wrapped: Tool(wrapped, name=name, description=description, parallel_safe=parallel_safe)
 
 
 def _describe(tool_name: str, exc: ValidationError) -> str:

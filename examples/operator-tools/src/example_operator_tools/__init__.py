@@ -1,0 +1,1 @@
+"""Example operator tools for agentic (see docs/operator-tools.md)."""
