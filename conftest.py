@@ -145,6 +145,8 @@ def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: 
             "AGENTIC_GATEWAY_MAX_BODY_BYTES": str(1024 * 1024),
             "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
             "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
+            "AGENTIC_EXECUTOR_TOOL_TIMEOUT_SECONDS": "3",
+            "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
             # The same fake server, reached through the Chat Completions adapter under another name.
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 
 from agentic_tool_runner.settings import ToolRunnerSettings
@@ -9,9 +10,20 @@ from agentic_tool_runner.tools.base import ToolHandler
 
 log = logging.getLogger(__name__)
 
+# kind → (module, class); each class is constructed with the runner's settings.
+HANDLERS = {
+    "web_search": ("agentic_tool_runner.tools.web_search", "WebSearchTool"),
+    "code_interpreter": ("agentic_tool_runner.tools.code_interpreter", "CodeInterpreterTool"),
+    "shell": ("agentic_tool_runner.tools.shell", "ShellTool"),
+    "operator": ("agentic_tool_runner.tools.operator", "OperatorTools"),
+}
+
 
 def enabled_kinds(settings: ToolRunnerSettings) -> set[str]:
-    return {kind.strip() for kind in settings.kinds.split(",") if kind.strip()}
+    kinds = {kind.strip() for kind in settings.kinds.split(",") if kind.strip()}
+    if not getattr(settings, "shell_enabled", False):
+        kinds.discard("shell")
+    return kinds
 
 
 def concurrency_for(settings: ToolRunnerSettings, kind: str) -> int:
@@ -23,32 +35,18 @@ def concurrency_for(settings: ToolRunnerSettings, kind: str) -> int:
 
 
 def build_handlers(settings: ToolRunnerSettings) -> list[ToolHandler]:
-    try:
-        return _build_handlers(settings)
-    except ImportError as exc:  # TODO(issue 4): drop once every tool module has landed
-        log.warning("tool modules missing: %s", exc)
-        return []
-
-
-def _build_handlers(settings: ToolRunnerSettings) -> list[ToolHandler]:
-    kinds = enabled_kinds(settings)
     handlers: list[ToolHandler] = []
-    if "web_search" in kinds:
-        from agentic_tool_runner.tools.web_search import WebSearchTool
-
-        handlers.append(WebSearchTool(settings))
-    if "code_interpreter" in kinds:
-        from agentic_tool_runner.tools.code_interpreter import CodeInterpreterTool
-
-        handlers.append(CodeInterpreterTool(settings))
-    if "shell" in kinds and getattr(settings, "shell_enabled", False):
-        from agentic_tool_runner.tools.shell import ShellTool
-
-        handlers.append(ShellTool(settings))
-    if "operator" in kinds:
-        from agentic_tool_runner.tools.operator import OperatorTools
-
-        operator_tools = OperatorTools(settings)
-        if operator_tools.definitions():
-            handlers.append(operator_tools)
+    for kind in sorted(enabled_kinds(settings)):
+        if kind not in HANDLERS:
+            raise ValueError(f"unknown tool kind {kind!r} in AGENTIC_TOOL_RUNNER_KINDS")
+        module_name, class_name = HANDLERS[kind]
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:  # a slimmer runner image without this tool: serve the others
+            log.error("tool kind %s is unavailable: %s", kind, exc)
+            continue
+        handler = getattr(module, class_name)(settings)
+        if kind == "operator" and not handler.definitions():
+            continue  # no operator tools installed
+        handlers.append(handler)
     return handlers
