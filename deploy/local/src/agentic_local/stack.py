@@ -86,6 +86,7 @@ class LocalStack:
         self.postgres: EmbeddedPostgres | None = None
         self.nats: EmbeddedNats | None = None
         self.children: list[ChildProcess] = []
+        self.tool_runners: list[ChildProcess] = []
         self.urls: dict[str, str] = {}
         self.metrics_urls: dict[str, str] = {}
         self.database_url = ""
@@ -158,6 +159,7 @@ class LocalStack:
             AGENTIC_MCP_BRIDGE_METRICS_PORT=metrics["mcp-bridge"]))
         runner = self._spawn("tool-runner", "agentic_tool_runner", self._env(
             AGENTIC_TOOL_RUNNER_HOST=loopback, AGENTIC_TOOL_RUNNER_PORT=runner_port))
+        self.tool_runners = [runner]
         llm_d = self._spawn("llm-d", "agentic_llm_d", self._env(
             AGENTIC_LLM_D_HOST=loopback, AGENTIC_LLM_D_PORT=llm_d_port,
             AGENTIC_LLM_D_STATE_ADDRESS=f"{loopback}:{state_port}",
@@ -184,6 +186,16 @@ class LocalStack:
         wait_until(lambda: _http_ready(self.urls["llm-d"] + "/ready"), timeout, "llm-d /ready", [llm_d, state])
         wait_until(lambda: _http_ready(self.urls["gateway"] + "/ready"), timeout, "gateway /ready",
                    [gateway, executor, state])
+
+    def add_tool_runner(self, timeout: float = 60.0, **env: str) -> ChildProcess:
+        """One more tool-runner replica (they share the durable consumers), started and ready."""
+        port = free_port()
+        name = f"tool-runner-{len(self.tool_runners) + 1}"
+        child = self._spawn(name, "agentic_tool_runner", self._env(
+            AGENTIC_TOOL_RUNNER_HOST="127.0.0.1", AGENTIC_TOOL_RUNNER_PORT=port, **env))
+        self.tool_runners.append(child)
+        wait_until(lambda: _http_ready(f"http://127.0.0.1:{port}/ready"), timeout, f"{name} /ready", [child])
+        return child
 
     def stop(self) -> None:
         """Services first (they drain), then NATS, then PostgreSQL. Nothing is left running."""
