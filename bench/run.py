@@ -26,6 +26,8 @@ import uvloop
 from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 
+from bench.tools import run_tool_benchmarks
+
 ROOT = Path(__file__).parents[1]
 BODY = {"model": "smollm2", "input": "Say hello in five words.", "max_output_tokens": 24}
 
@@ -185,6 +187,7 @@ def main() -> None:
     print(_report(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps([asdict(f) for f in results], indent=2))
+    print(run_tool_benchmarks())
 
 
 if __name__ == "__main__":

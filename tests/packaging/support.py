@@ -93,9 +93,7 @@ EXTRA_ENV_PREFIXES = ("OTEL_",)
 EXTRA_ENV = {"DATABASE_PASSWORD"}
 # Settings whose names the design fixes but that a service does not read yet. The chart renders them only
 # when their values are set; remove an entry when the setting lands (it is then checked like the others).
-PENDING_ENV = {
-    "tool-runner": {"AGENTIC_WEB_SEARCH_PROVIDER", "AGENTIC_WEB_SEARCH_BASE_URL", "AGENTIC_WEB_SEARCH_API_KEY"},
-}
+PENDING_ENV: dict[str, set[str]] = {}
 
 
 def field_env_names(settings_class: type[ServiceSettings], field_name: str) -> list[str]:

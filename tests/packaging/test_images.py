@@ -95,3 +95,29 @@ def test_make_images_builds_every_service() -> None:
     (names,) = re.findall(r"^IMAGE_SERVICES := (.+)$", makefile, re.MULTILINE)
     assert set(names.split()) == {service.component for service in SERVICES}
     assert re.search(r"^images:", makefile, re.MULTILINE)
+
+
+def _local_dependencies(pyproject: Path) -> set[str]:
+    """The repo's own libraries a distribution needs, transitively (`agentic-*` names under libs/)."""
+    import tomllib
+
+    needed: set[str] = set()
+    pending = [pyproject]
+    while pending:
+        project = tomllib.loads(pending.pop().read_text())["project"]
+        for requirement in project.get("dependencies", []):
+            name = re.split(r"[ =<>!~;\[]", requirement, maxsplit=1)[0]
+            library = ROOT / "libs" / name / "pyproject.toml"
+            if name.startswith("agentic-") and library.exists() and name not in needed:
+                needed.add(name)
+                pending.append(library)
+    return needed
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_every_local_library_a_service_needs_is_in_its_image(service: Service) -> None:
+    text = dockerfile(service)
+    ignore = (ROOT / ".dockerignore").read_text()
+    for library in _local_dependencies(ROOT / "services" / service.component / "pyproject.toml"):
+        assert f"./libs/{library} " in text or f"./libs/{library}\\" in text, f"{library} missing from the wheel build"
+        assert f"!libs/{library}/src/**" in ignore, f"{library} is not sent in the build context"

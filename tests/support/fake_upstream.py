@@ -144,6 +144,11 @@ def _chat_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
             "completion_tokens": completion_tokens}
 
 
+def _last_item_type(request: dict[str, Any]) -> str | None:
+    raw = request.get("input")
+    return raw[-1].get("type") if isinstance(raw, list) and raw and isinstance(raw[-1], dict) else None
+
+
 def _error_body(reply: HttpError) -> bytes:
     return orjson.dumps({"error": {"message": reply.message, "type": reply.error_type, "param": reply.param, "code": reply.status}})
 
@@ -151,10 +156,14 @@ def _error_body(reply: HttpError) -> bytes:
 class FakeUpstream:
     """Start with `start()`; `base_url` ends in `/v1` like a real OpenAI-compatible server."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, served_model: str = SERVED_MODEL, latency: float = 0.0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, served_model: str = SERVED_MODEL, latency: float = 0.0,
+        call_tools: bool = False,
+    ) -> None:
         self.host = host
         self.port = port
         self.served_model = served_model
+        self.call_tools = call_tools  # unscripted: call the first declared tool once, then answer
         self.latency = latency  # added to every generation, like a real model's time to first token
         self.requests: list[dict[str, Any]] = []
         self.tokenize_requests: list[dict[str, Any]] = []
@@ -190,7 +199,9 @@ class FakeUpstream:
             self.requests.append(request)
             if self._script:
                 return self._script.popleft()
-        default = Text(f"Echo: {_last_user_text(request)}")
+        default: Reply = Text(f"Echo: {_last_user_text(request)}")
+        if self.call_tools and request.get("tools") and _last_item_type(request) != "function_call_output":
+            default = FunctionCall(request["tools"][0]["name"], '{"text": "bench"}')
         return Delay(self.latency, default) if self.latency else default
 
     async def _models(self, request: Request) -> Response:
@@ -437,8 +448,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--model", default=SERVED_MODEL)
     parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every generation")
+    parser.add_argument("--call-tools", action="store_true", help="call the first declared tool once, then answer")
     args = parser.parse_args()
-    fake = FakeUpstream(args.host, args.port, args.model, args.latency_ms / 1000)
+    fake = FakeUpstream(args.host, args.port, args.model, args.latency_ms / 1000, args.call_tools)
     uvicorn.run(fake.app, host=args.host, port=args.port, log_level="warning", http="httptools", loop="uvloop", access_log=False)
 
 
