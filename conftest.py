@@ -131,7 +131,22 @@ def upstream(fake_upstream: FakeUpstream) -> FakeUpstream:
 
 
 @pytest.fixture(scope="session")
-def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+def fake_search_url() -> Iterator[str]:
+    """The fake web search provider (every provider's API shape), as a process of its own."""
+    from agentic_local.processes import free_port, tcp_accepts, wait_until
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.fake_search", "--port", str(port)], cwd=ROOT)
+    wait_until(lambda: tcp_accepts(port), 30, "fake search provider")
+    yield f"http://127.0.0.1:{port}"
+    server.terminate()
+    server.wait()
+
+
+@pytest.fixture(scope="session")
+def stack(
+    infra: dict[str, str], fake_upstream: FakeUpstream, fake_search_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalStack]:
     """The whole stack as processes, started by the same launcher `make run` uses."""
     config = StackConfig(
         data_dir=tmp_path_factory.mktemp("stack"),
@@ -147,6 +162,9 @@ def stack(infra: dict[str, str], fake_upstream: FakeUpstream, tmp_path_factory: 
             "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
             "AGENTIC_EXECUTOR_TOOL_TIMEOUT_SECONDS": "3",
             "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
+            "AGENTIC_WEB_SEARCH_PROVIDER": "brave",
+            "AGENTIC_WEB_SEARCH_BASE_URL": fake_search_url,
+            "AGENTIC_WEB_SEARCH_API_KEY": "test-search-key",
             # The same fake server, reached through the Chat Completions adapter under another name.
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},

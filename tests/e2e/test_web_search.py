@@ -1,0 +1,59 @@
+"""The web_search tool through the whole stack: the model searches, the runner asks the provider, the client
+sees `web_search_call` items with OpenAI's lifecycle events."""
+
+from __future__ import annotations
+
+from openai import OpenAI
+
+from tests.support.fake_upstream import FunctionCall, Text
+
+MODEL = "smollm2"
+WEB_SEARCH = {"type": "web_search"}
+
+
+def test_multi_round_web_search(client: OpenAI, upstream) -> None:
+    upstream.script(
+        FunctionCall("web_search", '{"queries": ["python asyncio"]}'),
+        FunctionCall("web_search", '{"queries": ["uvloop speed", "grpc aio"]}'),
+        Text("Here is what I found."),
+    )
+    response = client.responses.create(model=MODEL, input="research this", tools=[WEB_SEARCH],
+                                       include=["web_search_call.action.sources"])
+    assert response.status == "completed" and response.output_text == "Here is what I found."
+    calls = [item for item in response.output if item.type == "web_search_call"]
+    assert [call.action.query for call in calls] == ["python asyncio", "uvloop speed"]
+    assert all(call.status == "completed" and call.action.sources for call in calls)
+    # The model saw the provider's results as the tool output, and the canonical function tool.
+    assert upstream.requests[0]["tools"][0]["name"] == "web_search"
+    output = next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")
+    assert "python asyncio" in output["output"] and "http" in output["output"]
+    assert len(upstream.requests) == 3
+
+
+def test_sources_only_when_included(client: OpenAI, upstream) -> None:
+    upstream.script(FunctionCall("web_search", '{"queries": ["x"]}'), Text("ok"))
+    response = client.responses.create(model=MODEL, input="search", tools=[WEB_SEARCH])
+    (call,) = [item for item in response.output if item.type == "web_search_call"]
+    assert getattr(call.action, "sources", None) in (None, [])
+
+
+def test_streamed_web_search_emits_openais_lifecycle(client: OpenAI, upstream) -> None:
+    upstream.script(FunctionCall("web_search", '{"queries": ["streams"]}'), Text("found it"))
+    events = list(client.responses.create(model=MODEL, input="search", tools=[WEB_SEARCH], stream=True))
+    types = [event.type for event in events]
+    lifecycle = ["response.output_item.added", "response.web_search_call.in_progress", "response.web_search_call.searching",
+                 "response.web_search_call.completed", "response.output_item.done"]
+    positions = [types.index(kind) for kind in lifecycle]
+    assert positions == sorted(positions)
+    searching = next(event for event in events if event.type == "response.web_search_call.searching")
+    assert searching.output_index == 0
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+    assert events[-1].response.output[0].type == "web_search_call"
+
+
+def test_too_many_queries_get_a_hint_back(client: OpenAI, upstream) -> None:
+    queries = ", ".join(f'"q{n}"' for n in range(7))
+    upstream.script(FunctionCall("web_search", f'{{"queries": [{queries}]}}'), Text("fewer then"))
+    client.responses.create(model=MODEL, input="search a lot", tools=[WEB_SEARCH])
+    output = next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")
+    assert output["output"].startswith("Hint:")
