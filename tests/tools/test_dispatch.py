@@ -21,10 +21,17 @@ class CountingTool:
         self.seconds = seconds
         self.started: list[str] = []
         self.finished: list[str] = []
+        self.running = 0
+        self.most_at_once = 0
 
     async def run(self, call: ToolCall) -> ToolResult:
         self.started.append(call.call_id)
-        await asyncio.sleep(self.seconds)
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            await asyncio.sleep(self.seconds)
+        finally:
+            self.running -= 1
         self.finished.append(call.call_id)
         return ToolResult.ok(call.call_id, {"echo": call.arguments})
 
@@ -70,14 +77,12 @@ async def test_a_call_reaches_a_runner_and_its_result_comes_back(client, kind) -
         await consumer.stop(1)
 
 
-async def test_without_a_runner_the_call_fails_at_once(client, kind) -> None:
+async def test_without_a_runner_the_call_fails_instead_of_waiting_for_its_timeout(client, kind) -> None:
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
-    started = time.monotonic()
     result = await dispatcher.call(_call(kind), timeout=30)
     await dispatcher.close()
     assert result.status == "error" and "No runner" in result.content
-    assert time.monotonic() - started < 5
 
 
 async def test_a_call_past_its_deadline_is_dropped_unrun(client, kind) -> None:
@@ -155,10 +160,9 @@ async def test_calls_beyond_the_runner_concurrency_wait_their_turn(client, kind)
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     try:
-        started = time.monotonic()
         results = await asyncio.gather(*(dispatcher.call(_call(kind), timeout=10) for _ in range(3)))
         assert all(result.status == "ok" for result in results)
-        assert time.monotonic() - started >= 0.85  # one at a time: three sleeps of 0.3 s
+        assert tool.most_at_once == 1 and len(tool.finished) == 3
     finally:
         await dispatcher.close()
         await consumer.stop(1)
