@@ -56,3 +56,45 @@ class ToolRunnerSettings(ServiceSettings):
         default="",
         description="Comma-separated `module` or `module:attribute` names of operator tools to load, besides the `agentic.tools` entry points.",
     )
+
+    # code_interpreter and shell: the sandbox (sandbox/, docs/sandbox.md).
+    sandbox_wall_seconds: float = Field(
+        default=30.0, gt=0, description="Wall-clock limit of one sandboxed program; past it its whole process group is killed."
+    )
+    sandbox_cpu_seconds: int = Field(default=20, ge=1, description="CPU-time limit of each sandboxed process (RLIMIT_CPU).")
+    sandbox_memory_mb: int = Field(default=512, ge=64, description="Address-space limit of each sandboxed process, MiB (RLIMIT_AS).")
+    sandbox_disk_mb: int = Field(
+        default=64, ge=1, description="Size of a sandbox's private working directory (a tmpfs, where namespaces are available) and of its largest file, MiB."
+    )
+    sandbox_open_files: int = Field(default=64, ge=16, description="Open file descriptors per sandboxed process (RLIMIT_NOFILE).")
+    sandbox_processes: int = Field(
+        default=32, ge=1, description="Processes and threads per sandbox (RLIMIT_NPROC), enforced where the runner is root and gives each sandbox its own uid."
+    )
+    sandbox_output_bytes: int = Field(
+        default=65536, ge=1024, description="stdout and stderr kept per run; a program that prints more is stopped and its output truncated with a marker."
+    )
+    sandbox_max_concurrent: int = Field(default=4, ge=1, description="Sandboxed programs running at once in this runner; more calls wait.")
+    sandbox_uid_base: int = Field(
+        default=60000, ge=1000, description="When the runner is root: concurrent sandbox i runs as uid and gid `base + i`, with no groups."
+    )
+    sandbox_namespaces: bool = Field(
+        default=True, description="Isolate with Linux namespaces (network, mount, pid, ipc, uts; a user namespace when not root) where the kernel allows."
+    )
+    sandbox_landlock: bool = Field(default=True, description="Confine files, exec and TCP with Landlock where the kernel supports it.")
+    sandbox_seccomp: bool = Field(default=True, description="Refuse sockets, ptrace, mounts, namespaces, bpf and io_uring with a seccomp filter.")
+    sandbox_require_isolation: bool = Field(
+        default=True,
+        description="Refuse to run code unless the kernel both cuts the network (namespace or seccomp) and confines the filesystem (mount namespace or Landlock).",
+    )
+    sandbox_readonly_paths: str = Field(default="", description="Comma-separated extra host paths shown read-only inside the sandbox.")
+    sandbox_work_root: str = Field(default="", description="Directory for per-call sandbox directories; empty: the system temporary directory.")
+    code_interpreter_python: str = Field(
+        default="",
+        description="Python for code_interpreter (a non-venv installation; its site-packages are importable); empty: the runner's own interpreter, standard library only.",
+    )
+    code_interpreter_max_code_bytes: int = Field(default=100_000, ge=1, description="Largest `code` a code_interpreter call may carry.")
+    shell_enabled: bool = Field(default=False, description="Offer the shell tool (off by default); it runs in the same sandbox as code_interpreter.")
+    shell_allowed_commands: str = Field(
+        default="cat,cut,date,echo,grep,head,ls,pwd,printf,seq,tail,tr,uniq,wc",
+        description="Comma-separated executables the shell tool may run (bare names found on /usr/local/bin, /usr/bin, /bin).",
+    )
