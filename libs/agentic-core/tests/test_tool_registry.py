@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentic_core.errors import InvalidRequest
 from agentic_core.tools.protocol import ToolResult, render_for_model
 from agentic_core.tools.registry import build_registry, model_tool_choice

@@ -153,6 +153,7 @@ class LocalStack:
         executor = self._spawn("executor", "agentic_executor", self._env(
             AGENTIC_EXECUTOR_HOST=loopback, AGENTIC_EXECUTOR_PORT=executor_port,
             AGENTIC_EXECUTOR_METRICS_PORT=metrics["executor"], AGENTIC_EXECUTOR_STATE_ADDRESS=f"{loopback}:{state_port}",
+            AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"{loopback}:{bridge_port}",
             **upstream))
         bridge = self._spawn("mcp-bridge", "agentic_mcp_bridge", self._env(
             AGENTIC_MCP_BRIDGE_HOST=loopback, AGENTIC_MCP_BRIDGE_PORT=bridge_port,

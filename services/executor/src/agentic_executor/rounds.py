@@ -20,11 +20,13 @@ from typing import Any
 
 import orjson
 from agentic_core.errors import AgenticError
-from agentic_core.responses.items import model_view
+from agentic_core.responses.items import model_input
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
 from agentic_core.routing import ModelRoute
+from agentic_core.tools.approvals import Approval
+from agentic_core.tools.mcp import approval_request_item
 from agentic_core.tools.protocol import ToolCall, ToolResult
-from agentic_core.tools.public_items import GatewayCallView, function_call_output
+from agentic_core.tools.public_items import GatewayCallView, function_call_output, standalone_item_events
 from agentic_core.tools.registry import ToolBinding, ToolRegistry
 
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
@@ -94,12 +96,38 @@ class RoundLoop:
         self.tool_calls_used = 0
         self.result = TurnResult()
         self.sequencer = EventSequencer()
+        self._preamble_events: list[dict[str, Any]] = []  # emitted right after the opening events
 
     def _is_gateway_item(self, item: dict[str, Any]) -> bool:
         return item.get("type") == "function_call" and self.registry.is_gateway_call(item.get("name"))
 
     def _emit(self, event: dict[str, Any]) -> PublicEvent:
         return self.sequencer.emit(event)
+
+    def add_items_first(self, items: list[dict[str, Any]]) -> None:
+        """Items shown before the first round (e.g. `mcp_list_tools`), stored with the turn."""
+        for item in items:
+            self._preamble_events += standalone_item_events(item, len(self.result.public_output))
+            self.result.public_output.append(item)
+            self.result.continuation.append(item)
+
+    async def settle_approvals(self, approvals: list[Approval]) -> list[dict[str, Any]]:
+        """Run the approved calls, report the denied ones; returns the outputs the model reads next."""
+        approved = [approval.call for approval in approvals if approval.approved]
+        results = dict(zip((call["call_id"] for call in approved), await self._execute(approved), strict=True))
+        outputs = []
+        for approval in approvals:
+            call = approval.call
+            result = results.get(call["call_id"]) or ToolResult.error(
+                call["call_id"], "The user did not approve this call" + (f": {approval.reason}" if approval.reason else "."))
+            view = GatewayCallView(self._binding(call), call, self.include)
+            index = len(self.result.public_output)
+            items, events = view.closing(index, result)
+            self._preamble_events += view.opening(index) + events
+            self.result.public_output += items
+            outputs.append(function_call_output(call["call_id"], result))
+        self.result.continuation += outputs
+        return outputs
 
     async def run(self, body: dict[str, Any], *, stream: bool, opening: list[dict[str, Any]]) -> AsyncIterator[PublicEvent]:
         """Yields public events (streaming only). Errors before the first event propagate; later ones fail the turn."""
@@ -117,7 +145,7 @@ class RoundLoop:
                         UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
                     if not started:
                         started = True
-                        for event in opening:
+                        for event in [*opening, *self._preamble_events]:
                             yield self._emit(event)
                     if first_event is not None:
                         translated = translator.translate(first_event)
@@ -160,14 +188,25 @@ class RoundLoop:
         if outcome.status == "failed":
             result.status, result.error = "failed", outcome.error
             return
-        gateway_calls = [item for item in outcome.output if self._is_gateway_item(item)]
+        waiting = [item for item in outcome.output if self._is_gateway_item(item) and self._binding(item).requires_approval]
+        gateway_calls = [item for item in outcome.output if self._is_gateway_item(item) and item not in waiting]
         client_calls = [item for item in outcome.output if item.get("type") in CALL_TYPES and not self._is_gateway_item(item)]
         result.public_output += [item for item in outcome.output if not self._is_gateway_item(item)]
         result.continuation += outcome.output
-        if not gateway_calls or outcome.status != "completed":
-            # Done — or cut short (max_output_tokens) with a call the model never finished: it is not executed.
-            if gateway_calls:
-                result.continuation = [item for item in result.continuation if item not in gateway_calls]
+        if outcome.status != "completed" and (gateway_calls or waiting):
+            # Cut short (max_output_tokens) with a call the model never finished: it is not executed.
+            result.continuation = [item for item in result.continuation if item not in gateway_calls + waiting]
+            gateway_calls, waiting = [], []
+        for call in waiting:  # not executed: the client approves or denies it in its next request
+            binding = self._binding(call)
+            request = approval_request_item(binding.server_label or "", binding.runner_name, call.get("arguments") or "{}",
+                                            call["call_id"])
+            if stream:
+                for event in standalone_item_events(request, len(result.public_output)):
+                    yield self._emit(event)
+            result.public_output.append(request)
+            result.continuation.append(request)
+        if not gateway_calls:
             result.status, result.incomplete_details = outcome.status, outcome.incomplete_details
             return
         views = [GatewayCallView(self._binding(call), call, self.include) for call in gateway_calls]
@@ -189,13 +228,13 @@ class RoundLoop:
                     yield self._emit(event)
             outputs.append(function_call_output(view.call["call_id"], tool_result))
         result.continuation += outputs
-        if client_calls:
+        if client_calls or waiting:
             result.status = "completed"  # the client owns the next step
         elif round_number >= self.policy.max_rounds:
             result.status, result.incomplete_details = "incomplete", {"reason": "max_tool_rounds"}
         else:
             result.status = "continue"
-            body["input"] = [*body["input"], *(model_view(item) for item in outcome.output), *outputs]
+            body["input"] = [*body["input"], *model_input(outcome.output), *outputs]
             body["tool_choice"] = "auto"
 
     def _binding(self, call: dict[str, Any]) -> ToolBinding:
@@ -227,7 +266,7 @@ class RoundLoop:
             lock = serial.setdefault(binding.name, asyncio.Lock()) if not binding.parallel_safe else None
             async with semaphore, (lock or contextlib.nullcontext()):
                 timeout = self.policy.call_timeout_seconds
-                tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.name, arguments=arguments,
+                tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.runner_name, arguments=arguments,
                                      params=binding.params, deadline=time.time() + timeout, tenant=self.tenant)
                 return await self.dispatcher.call(tool_call, timeout)
 

@@ -10,6 +10,7 @@ from agentic_runtime.grpc_server import GrpcService, insecure_channel
 from agentic_runtime.metrics import serve_metrics
 from agentic_runtime.upstream_http import build_router
 
+from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.operator_tools import OperatorToolCatalog
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
@@ -40,9 +41,12 @@ async def serve(settings: ExecutorSettings) -> None:
     )
     dispatcher = ToolDispatcher(nats_client)
     await dispatcher.start()
+    bridge_channel = insecure_channel(settings.mcp_bridge_address)
+    mcp = McpDiscovery(bridge_channel, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
+                       max_tools=settings.max_mcp_tools)
     runner = TurnRunner(
         upstream, build_router(settings), StateClient(state_channel, settings.state_timeout_seconds), policy,
-        dispatcher, OperatorToolCatalog(nats_client),
+        dispatcher, OperatorToolCatalog(nats_client), mcp,
     )
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
@@ -56,4 +60,5 @@ async def serve(settings: ExecutorSettings) -> None:
     await dispatcher.close()
     await upstream.close()
     await state_channel.close()
+    await bridge_channel.close()
     await nats_client.drain()

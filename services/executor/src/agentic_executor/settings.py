@@ -32,4 +32,8 @@ class ExecutorSettings(UpstreamSettings):
         description="Gateway tool calls running at once within one round.",
     )
     shell_enabled: bool = Field(default=False, description="Offer the sandboxed `shell` tool (tool runners must enable it too).")
+    mcp_bridge_address: str = Field(default="127.0.0.1:50053", description="gRPC address of the mcp-bridge.")
+    mcp_list_tools_timeout_seconds: float = Field(default=30.0, gt=0, description="Deadline of MCP tool discovery.")
+    max_mcp_servers: int = Field(default=64, ge=1, description="MCP servers one request may declare (400 beyond).")
+    max_mcp_tools: int = Field(default=128, ge=1, description="Tools discovered over a request's MCP servers (400 beyond).")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")

@@ -18,7 +18,7 @@ import orjson
 from agentic.v1 import common_pb2, executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.ids import new_response_id
-from agentic_core.responses.items import normalize_input
+from agentic_core.responses.items import model_input, normalize_input
 from agentic_core.responses.pending_calls import validate_continuation
 from agentic_core.responses.request import (
     CreateResponseRequest,
@@ -30,8 +30,11 @@ from agentic_core.responses.response import build_response
 from agentic_core.responses.token_estimate import estimate_input_tokens
 from agentic_core.responses.upstream_request import stateless_request
 from agentic_core.routing import ModelRoute, ModelRouter
+from agentic_core.tools.approvals import resolve_approvals
+from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
 
+from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.operator_tools import OperatorToolCatalog
 from agentic_executor.rounds import RoundLoop, ToolPolicy, TurnResult
@@ -51,7 +54,7 @@ class TurnContext:
     created_at: int
     input_items: list[dict[str, Any]]
     route: ModelRoute
-    registry: ToolRegistry
+    registry: ToolRegistry | None = None  # built once the history is known (MCP discovery needs it)
     conversation_id: str | None = None
     lease_token: str | None = None  # held while the turn runs on a conversation
     persisted: bool = False
@@ -80,6 +83,7 @@ class TurnRunner:
         policy: TurnPolicy | None = None,
         dispatcher: ToolDispatcher | None = None,
         operator_tools: OperatorToolCatalog | None = None,
+        mcp: McpDiscovery | None = None,
     ) -> None:
         self.upstream = upstream
         self.router = router
@@ -87,14 +91,15 @@ class TurnRunner:
         self.policy = policy or TurnPolicy()
         self.dispatcher = dispatcher
         self.operator_tools = operator_tools
+        self.mcp = mcp
 
     async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         """The Execute stream of one turn. Errors before the first event end it with `error`."""
         context: TurnContext | None = None
         try:
             context = await self._context(request)
-            body = await self._load_history(context, stream=request.stream)
-            loop = self._loop(context)
+            history = await self._load_history(context)
+            loop, body = await self._prepare_loop(context, history, stream=request.stream)
             if request.stream:
                 async for message in self._run_streaming(context, body, loop):
                     yield message
@@ -117,11 +122,6 @@ class TurnRunner:
         conversation_id = conversation_id_of(parsed)
         if parsed.background:
             raise InvalidRequest("Background responses are not supported yet.", param="background", code="unsupported_parameter")
-        operator_tools = {}
-        if self.operator_tools is not None and any(
-            isinstance(tool, dict) and tool.get("type") == "operator" for tool in parsed.tools or []
-        ):
-            operator_tools = await self.operator_tools.definitions()
         return TurnContext(
             request=parsed,
             payload=payload,
@@ -130,19 +130,48 @@ class TurnRunner:
             created_at=int(time.time()),
             input_items=normalize_input(parsed.input),
             route=self.router.route(parsed.model),
-            registry=build_registry(parsed.tools, operator_tools, shell_enabled=self.policy.shell_enabled),
             conversation_id=conversation_id,
         )
 
+    async def _build_registry(self, context: TurnContext) -> list[McpServerTools]:
+        tools = context.request.tools or []
+        operator_tools = {}
+        if self.operator_tools is not None and any(isinstance(tool, dict) and tool.get("type") == "operator" for tool in tools):
+            operator_tools = await self.operator_tools.definitions()
+        servers: list[McpServerTools] = []
+        if any(isinstance(tool, dict) and tool.get("type") == "mcp" for tool in tools):
+            if self.mcp is None:
+                raise InvalidRequest("MCP tools are not available on this gateway.", param="tools", code="unsupported_tool")
+            servers = await self.mcp.discover(context.principal, tools)
+        context.registry = build_registry(tools, operator_tools, shell_enabled=self.policy.shell_enabled, mcp_servers=servers)
+        return servers
+
+    async def _prepare_loop(
+        self, context: TurnContext, history: list[dict[str, Any]], *, stream: bool
+    ) -> tuple[RoundLoop, dict[str, Any]]:
+        """Tools, MCP listings and approvals settled; returns the loop and the first upstream body."""
+        servers = await self._build_registry(context)
+        approvals = resolve_approvals(history, context.input_items)
+        loop = self._loop(context)
+        shown = listed_servers(history)
+        loop.add_items_first([list_tools_item(server) for server in servers if server.declaration.server_label not in shown])
+        outputs = await loop.settle_approvals(approvals) if approvals else []
+        validate_continuation(history, context.input_items + outputs)
+        body = self._upstream_body(context, history, stream=stream)
+        body["input"] += model_input(outputs)
+        return loop, body
+
     def _loop(self, context: TurnContext) -> RoundLoop:
+        assert context.registry is not None
         return RoundLoop(
             self.upstream, self.dispatcher, self.policy.tools, route=context.route, registry=context.registry,
             response_id=context.response_id, tenant=context.principal.tenant, include=set(context.request.include or []),
             max_tool_calls=context.request.max_tool_calls,
         )
 
-    def _upstream_body(self, context: TurnContext, history: list[bytes], *, stream: bool) -> dict[str, Any]:
-        body = stateless_request(context.payload, [orjson.loads(item) for item in history], context.input_items, stream=stream)
+    def _upstream_body(self, context: TurnContext, history: list[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
+        assert context.registry is not None
+        body = stateless_request(context.payload, history, context.input_items, stream=stream)
         body["model"] = context.route.model_for(context.request.model)
         if context.request.tools:
             body["tools"] = context.registry.model_tools
@@ -158,14 +187,15 @@ class TurnRunner:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
         elif context.conversation_id:
             history = await self.state.conversation_history(context.principal, context.conversation_id)
-        body = self._upstream_body(context, history, stream=False)
+        await self._build_registry(context)
+        body = self._upstream_body(context, [orjson.loads(item) for item in history], stream=False)
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
             return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
         return executor_pb2.TokenCount(input_tokens=estimate_input_tokens(body), method="estimate")
 
-    async def _load_history(self, context: TurnContext, *, stream: bool) -> dict[str, Any]:
-        """Rehydrate the chain or take the conversation's lease; returns the upstream body."""
+    async def _load_history(self, context: TurnContext) -> list[dict[str, Any]]:
+        """Rehydrate the chain or take the conversation's lease; returns the history items."""
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
@@ -176,8 +206,7 @@ class TurnRunner:
                 self.policy.conversation_lease_seconds, self.policy.conversation_wait_seconds,
             )
             context.lease_token = lease_token
-        validate_continuation([orjson.loads(item) for item in history], context.input_items)
-        return self._upstream_body(context, history, stream=stream)
+        return [orjson.loads(item) for item in history]
 
     async def _release_lease(self, context: TurnContext) -> None:
         try:

@@ -93,6 +93,18 @@ def _require_call_id(item: dict[str, Any], index: int) -> None:
         )
 
 
+# Public projections and bookkeeping a model server never sees: gateway calls are replayed as the
+# function call and output pair the model produced and read, stored beside them.
+NOT_FOR_THE_MODEL = frozenset({
+    "web_search_call", "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
+    "mcp_approval_response",
+})
+
+
+def model_input(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [model_view(item) for item in items if item.get("type") not in NOT_FOR_THE_MODEL]
+
+
 def model_view(item: dict[str, Any]) -> dict[str, Any]:
     """The form of a stored item a stateless model server receives as history.
 

@@ -45,6 +45,16 @@ class GatewayCallView:
         self.public_id = call["id"] if binding.public_type == "function_call" else new_item_id(binding.public_type)
 
     def _item(self, status: str, result: ToolResult | None) -> dict[str, Any]:
+        if self.binding.public_type == "mcp_call":
+            output = error = None
+            if result is not None:
+                if result.status == "error":
+                    error = result.content if isinstance(result.content, str) else orjson.dumps(result.content).decode()
+                else:
+                    output = render_for_model(result)
+            return {"id": self.public_id, "type": "mcp_call", "status": status, "server_label": self.binding.server_label,
+                    "name": self.binding.runner_name, "arguments": self.call.get("arguments") or "{}",
+                    "output": output, "error": error}
         if self.binding.public_type == "web_search_call":
             queries = _queries(self.call)
             action: dict[str, Any] = {"type": "search", "query": queries[0] if queries else "", "queries": queries}
@@ -71,6 +81,11 @@ class GatewayCallView:
         if self.binding.public_type == "web_search_call":
             events += [{"type": "response.web_search_call.in_progress", **base},
                        {"type": "response.web_search_call.searching", **base}]
+        elif self.binding.public_type == "mcp_call":
+            arguments = self.call.get("arguments") or "{}"
+            events += [{"type": "response.mcp_call.in_progress", **base},
+                       {"type": "response.mcp_call_arguments.delta", "delta": arguments, **base},
+                       {"type": "response.mcp_call_arguments.done", "arguments": arguments, **base}]
         elif self.binding.public_type == "code_interpreter_call":
             code = _arguments(self.call).get("code", "")
             events += [{"type": "response.code_interpreter_call.in_progress", **base},
@@ -89,6 +104,8 @@ class GatewayCallView:
             events.append({"type": "response.web_search_call.completed", **base})
         elif self.binding.public_type == "code_interpreter_call" and status == "completed":
             events.append({"type": "response.code_interpreter_call.completed", **base})
+        elif self.binding.public_type == "mcp_call":
+            events.append({"type": f"response.mcp_call.{status}", **base})
         events.append({"type": "response.output_item.done", "output_index": output_index, "item": item})
         items = [item]
         if self.binding.public_type == "function_call":
@@ -103,3 +120,15 @@ def function_call_output(call_id: str, result: ToolResult) -> dict[str, Any]:
     """The model-facing output of a gateway call, stored for continuation."""
     return {"id": new_item_id("function_call_output"), "type": "function_call_output", "call_id": call_id,
             "output": render_for_model(result), "status": "completed"}
+
+
+def standalone_item_events(item: dict[str, Any], output_index: int) -> list[Event]:
+    """An item that appears whole (mcp_list_tools, mcp_approval_request) with its lifecycle."""
+    events: list[Event] = [{"type": "response.output_item.added", "output_index": output_index,
+                            "item": {**item, "status": "in_progress"} if item["type"] == "mcp_list_tools" else item}]
+    if item["type"] == "mcp_list_tools":
+        base = {"item_id": item["id"], "output_index": output_index}
+        outcome = "failed" if item.get("error") else "completed"
+        events += [{"type": "response.mcp_list_tools.in_progress", **base}, {"type": f"response.mcp_list_tools.{outcome}", **base}]
+    events.append({"type": "response.output_item.done", "output_index": output_index, "item": item})
+    return events

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools.mcp import McpServerTools, model_tool_name
 
 Owner = Literal["client", "gateway"]
 
@@ -73,6 +74,13 @@ class ToolBinding:
     public_type: str              # the type of the public item a call appears as
     params: dict[str, Any] = field(default_factory=dict)  # the request's declaration, for the runner
     parallel_safe: bool = True
+    remote_name: str | None = None      # the name the runner knows (an MCP server's own tool name)
+    requires_approval: bool = False     # MCP: the client must approve each call first
+    server_label: str | None = None
+
+    @property
+    def runner_name(self) -> str:
+        return self.remote_name or self.name
 
 
 @dataclass(slots=True)
@@ -98,8 +106,10 @@ def build_registry(
     operator_tools: dict[str, dict[str, Any]] | None = None,
     *,
     shell_enabled: bool = False,
+    mcp_servers: list[McpServerTools] | None = None,
 ) -> ToolRegistry:
-    """`operator_tools`: name → function tool definition, as the tool runners published them."""
+    """`operator_tools`: name → function tool definition, as the tool runners published them.
+    `mcp_servers`: the request's `mcp` declarations with the tools the bridge discovered for each."""
     operator_tools = operator_tools or {}
     bindings: dict[str, ToolBinding] = {}
     model_tools: list[dict[str, Any]] = []
@@ -142,10 +152,21 @@ def build_registry(
                                        parallel_safe=bool(definition.get("parallel_safe", True))), param)
             model_tools.append({key: definition[key] for key in ("type", "name", "description", "parameters", "strict")
                                 if key in definition})
+        elif tool_type == "mcp":
+            continue  # discovered beforehand, added below
         elif tool_type in UNSUPPORTED_TYPES:
             raise InvalidRequest(f"{UNSUPPORTED_TYPES[tool_type]}.", param=param, code="unsupported_tool")
         else:
             raise InvalidRequest(f"Unsupported tool type {tool_type!r}.", param=f"{param}.type", code="unsupported_tool")
+    for server in mcp_servers or []:
+        declaration = server.declaration
+        for tool in server.tools:
+            name = model_tool_name(declaration.server_label, tool["name"])
+            _add(bindings, ToolBinding(name, "gateway", "mcp", "mcp_call", declaration.runner_params(),
+                                       remote_name=tool["name"], requires_approval=declaration.needs_approval(tool["name"]),
+                                       server_label=declaration.server_label), f"tools[{declaration.index}]")
+            model_tools.append({"type": "function", "name": name, "description": tool.get("description") or "",
+                                "parameters": tool.get("input_schema") or {"type": "object", "properties": {}}})
     return ToolRegistry(bindings=bindings, model_tools=model_tools, public_tools=list(tools or []))
 
 

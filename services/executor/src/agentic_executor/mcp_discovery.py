@@ -1,0 +1,59 @@
+"""Discovering the tools of a request's MCP servers through the mcp-bridge (cached there)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+import orjson
+from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
+from agentic_core.errors import InvalidRequest
+from agentic_core.tools.mcp import McpServerTools, parse_declaration
+from agentic_runtime.grpc_errors import error_from_rpc
+
+
+class McpDiscovery:
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float, max_servers: int, max_tools: int) -> None:
+        self.stub = mcp_bridge_pb2_grpc.McpBridgeStub(channel)
+        self.timeout = timeout
+        self.max_servers = max_servers
+        self.max_tools = max_tools
+
+    async def discover(self, principal: common_pb2.Principal, tools: list[dict[str, Any]] | None) -> list[McpServerTools]:
+        declarations = [parse_declaration(tool, index) for index, tool in enumerate(tools or [])
+                        if isinstance(tool, dict) and tool.get("type") == "mcp"]
+        if not declarations:
+            return []
+        if len(declarations) > self.max_servers:
+            raise InvalidRequest(f"At most {self.max_servers} MCP servers may be declared in one request.", param="tools",
+                                 code="too_many_mcp_servers")
+        labels = [declaration.server_label for declaration in declarations]
+        if len(set(labels)) != len(labels):
+            raise InvalidRequest("Each mcp tool needs its own `server_label`.", param="tools", code="duplicate_server_label")
+        servers = await asyncio.gather(*(self._list(principal, declaration) for declaration in declarations))
+        if sum(len(server.tools) for server in servers) > self.max_tools:
+            raise InvalidRequest(f"The MCP servers offer more than {self.max_tools} tools; narrow them with `allowed_tools`.",
+                                 param="tools", code="too_many_mcp_tools")
+        return list(servers)
+
+    async def _list(self, principal: common_pb2.Principal, declaration) -> McpServerTools:
+        request = mcp_bridge_pb2.ListToolsRequest(
+            principal=principal,
+            server=mcp_bridge_pb2.McpServer(
+                server_label=declaration.server_label, server_url=declaration.server_url or "",
+                connector_id=declaration.connector_id or "", headers=declaration.headers,
+            ),
+            allowed_tools=declaration.allowed_tools or [],
+        )
+        try:
+            reply = await self.stub.ListTools(request, timeout=self.timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_rpc(exc, "mcp-bridge") from None
+        tools = [
+            {"name": tool.name, "description": tool.description,
+             "input_schema": orjson.loads(tool.input_schema) if tool.input_schema else {"type": "object"},
+             "annotations": orjson.loads(tool.annotations) if tool.annotations else None}
+            for tool in reply.tools
+        ]
+        return McpServerTools(declaration, tools)
