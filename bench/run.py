@@ -26,6 +26,7 @@ import uvloop
 from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 
+from bench import llm_d
 from bench.tools import run_tool_benchmarks
 
 ROOT = Path(__file__).parents[1]
@@ -188,6 +189,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps([asdict(f) for f in results], indent=2))
     print(run_tool_benchmarks())
+    llm_d.run(args.requests, args.out.parent / "llm-d.json")
 
 
 if __name__ == "__main__":
