@@ -163,8 +163,9 @@ def test_hydrate_over_2_mib_is_413(coordinator: LlmD) -> None:
                                      "code": "body_too_large"}
 
 
-def test_a_near_limit_hydrate_can_be_persisted(coordinator: LlmD) -> None:
-    hydrated = coordinator.hydrate({"model": MODEL, "input": "x" * 1_900_000})
+@pytest.mark.parametrize("text", ["x" * 1_900_000, "\U0001F600" * 470_000], ids=["ascii", "emoji"])
+def test_a_near_limit_hydrate_can_be_persisted(coordinator: LlmD, text: str) -> None:
+    hydrated = coordinator.hydrate({"model": MODEL, "input": text})
     assert hydrated.status_code == 200
     reply = coordinator.persist(hydrated.json()["context"], response=completed_json([]))
     assert reply.status_code == 200

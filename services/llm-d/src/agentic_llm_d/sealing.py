@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import jwt
+import orjson
 from agentic_core.split.context import AUDIENCE, SplitContext, context_rejected
 
 ALGORITHM = "HS256"
@@ -16,7 +17,9 @@ class ContextSealer:
         self.ttl_seconds = ttl_seconds
 
     def seal(self, context: SplitContext, now: int) -> str:
-        return jwt.encode(context.claims(now=now, ttl_seconds=self.ttl_seconds), self._key, algorithm=ALGORITHM)
+        # Claims serialised as UTF-8 by orjson (PyJWT's json.dumps would \u-escape non-ASCII text, up to 3x its size).
+        claims = orjson.dumps(context.claims(now=now, ttl_seconds=self.ttl_seconds))
+        return jwt.api_jws.encode(claims, self._key, algorithm=ALGORITHM)
 
     def unseal(self, token: str) -> SplitContext:
         """The context `seal` issued, or 400 "context rejected: …" (tampered, foreign key, expired, wrong audience)."""
