@@ -75,6 +75,15 @@ def test_probes_need_no_token(llm_d: LlmD) -> None:
     assert httpx.get(llm_d.base_url + "/ready").status_code == 200
 
 
+def test_metrics_count_calls_by_route_and_status(coordinator: LlmD) -> None:
+    coordinator.turn({"model": MODEL, "input": "count me"})
+    coordinator.hydrate({"model": MODEL, "input": "x", "previous_response_id": "resp_missing"})
+    text = httpx.get(coordinator.base_url + "/metrics").text
+    assert 'agentic_llm_d_requests_total{route="hydrate",status="200"}' in text
+    assert 'agentic_llm_d_requests_total{route="hydrate",status="404"}' in text
+    assert 'agentic_llm_d_persisted_total{outcome="stored"}' in text
+
+
 def test_unknown_routes_have_the_error_shape(llm_d: LlmD) -> None:
     reply = httpx.get(llm_d.base_url + "/v1/responses", headers=llm_d.headers())
     assert reply.status_code == 404 and reply.json()["error"]["type"] == "invalid_request_error"

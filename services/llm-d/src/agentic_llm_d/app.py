@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from agentic_core.errors import AgenticError
@@ -16,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agentic_llm_d.auth import WORKLOAD_TOKEN_HEADER, WorkloadAuth
 from agentic_llm_d.body import read_body
 from agentic_llm_d.errors import agentic_error_handler, http_error_handler, unexpected_error_handler
+from agentic_llm_d.metrics import REQUEST_SECONDS, REQUESTS
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
 from agentic_llm_d.split import SplitService
@@ -52,17 +54,28 @@ def create_app(settings: LlmDSettings) -> FastAPI:
         auth.check_token(request.headers.get(WORKLOAD_TOKEN_HEADER))
         return auth.tenant(request.headers.get(auth.tenant_header))
 
+    async def answer(route: str, request: Request, limit: int, step: Callable[[bytes, str], Awaitable[bytes]]) -> Response:
+        started, status = time.perf_counter(), 500
+        try:
+            tenant = caller_tenant(request)
+            body = await read_body(request, limit)
+            response = Response(content=await step(body, tenant), media_type=JSON)
+            status = 200
+            return response
+        except AgenticError as error:
+            status = error.http_status
+            raise
+        finally:
+            REQUESTS.labels(route=route, status=str(status)).inc()
+            REQUEST_SECONDS.labels(route=route).observe(time.perf_counter() - started)
+
     @app.post("/v1alpha/responses/hydrate")
     async def hydrate(request: Request) -> Response:
-        tenant = caller_tenant(request)
-        body = await read_body(request, settings.hydrate_max_body_bytes)
-        return Response(content=await app.state.split.hydrate(body, tenant), media_type=JSON)
+        return await answer("hydrate", request, settings.hydrate_max_body_bytes, app.state.split.hydrate)
 
     @app.post("/v1alpha/responses/persist")
     async def persist(request: Request) -> Response:
-        tenant = caller_tenant(request)
-        body = await read_body(request, settings.persist_max_body_bytes)
-        return Response(content=await app.state.split.persist(body, tenant), media_type=JSON)
+        return await answer("persist", request, settings.persist_max_body_bytes, app.state.split.persist)
 
     async def readiness() -> dict[str, bool]:
         return {"state": await is_serving(app.state.state_channel, settings.ready_timeout_seconds)}

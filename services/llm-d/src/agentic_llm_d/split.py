@@ -28,6 +28,7 @@ from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_
 from agentic_core.split.sse_lifecycle import outcome_from_sse
 
 from agentic_llm_d.body import too_large
+from agentic_llm_d.metrics import PERSISTED
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
 from agentic_llm_d.state_client import StateClient
@@ -107,12 +108,14 @@ class SplitService:
         if outcome.status in UNSTORED_STATUSES:
             response = self._response(context, request, outcome)
             response["status"] = UNSTORED_RESPONSE_STATUS
+            PERSISTED.labels(outcome="unstored").inc()
             return orjson.dumps(response)
         check_item_ids_against_input(input_items, outcome.output)
         check_call_ids(context.history_call_ids, input_items, outcome.output)
         response = self._response(context, request, outcome)
         response_json = orjson.dumps(response)
         if not request.store:
+            PERSISTED.labels(outcome="unstored").inc()
             return response_json
         stored = await self.state.persist_split_turn(
             state_pb2.PersistTurnRequest(
@@ -128,6 +131,7 @@ class SplitService:
             ),
             hashlib.sha256(relayed).hexdigest(),
         )
+        PERSISTED.labels(outcome="stored" if stored is None else "replayed").inc()
         return stored if stored is not None else response_json
 
     @staticmethod
