@@ -6,7 +6,7 @@ import logging
 
 import nats
 from nats.aio.client import Client
-from nats.js.api import KeyValueConfig, RetentionPolicy, StreamConfig
+from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError
 
 log = logging.getLogger(__name__)
@@ -54,10 +54,11 @@ async def ensure_streams(client: Client) -> None:
             await jetstream.update_stream(config)
 
 
-async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None):
+async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None, in_memory: bool = False):
     """The KV bucket, created on first use (idempotent across replicas)."""
     jetstream = client.jetstream()
     try:
         return await jetstream.key_value(bucket)
     except BucketNotFoundError:
-        return await jetstream.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_seconds))
+        storage = StorageType.MEMORY if in_memory else StorageType.FILE
+        return await jetstream.create_key_value(KeyValueConfig(bucket=bucket, ttl=ttl_seconds, storage=storage))

@@ -59,7 +59,8 @@ class KindConsumer:
         self._tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
-        self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+        # A dedupe cache of recent results: kept in memory, it costs a call no disk write.
+        self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, in_memory=True)
         config = ConsumerConfig(
             durable_name=durable_name(self.kind),
             filter_subject=subject_for(self.kind),
