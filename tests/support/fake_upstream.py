@@ -178,6 +178,7 @@ class FakeUpstream:
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
             Route("/tokenize", self._tokenize, methods=["POST"]),
             Route("/v1/completions", self._completions, methods=["POST"]),
+            Route("/v1/messages", self._messages, methods=["POST"]),
         ])
 
     @property
@@ -218,6 +219,50 @@ class FakeUpstream:
         count = sum(3 + len(_words(str(message.get("content") or ""))) for message in payload.get("messages", []))
         body = {"count": count, "max_model_len": 4096, "tokens": list(range(count)), "token_strs": None}
         return Response(orjson.dumps(body), media_type="application/json")
+
+    async def _messages(self, request: Request) -> Response:
+        """vLLM's native Anthropic Messages endpoint (text and tool_use; JSON and SSE)."""
+        payload = orjson.loads(await request.body())
+        reply = self._next_reply(payload)
+        while isinstance(reply, Delay):
+            await asyncio.sleep(reply.seconds)
+            reply = reply.then or Text("Echo")
+        if payload.get("model") != self.served_model:
+            body = {"type": "error", "error": {"type": "not_found_error", "message": f"model {payload.get('model')} not found"}}
+            return Response(orjson.dumps(body), status_code=404, media_type="application/json")
+        blocks = []
+        for part in self._parts(reply) if isinstance(reply, (Text, FunctionCall, Output)) else []:
+            if isinstance(part, FunctionCall):
+                blocks.append({"type": "tool_use", "id": f"toolu_{_hex()}", "name": part.name, "input": orjson.loads(part.arguments)})
+            else:
+                blocks.append({"type": "text", "text": part.text})
+        stop = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
+        message = {"id": f"msg_{_hex()}", "type": "message", "role": "assistant", "model": payload["model"], "content": blocks,
+                   "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 21, "output_tokens": 7}}
+        if not payload.get("stream"):
+            return Response(orjson.dumps(message), media_type="application/json")
+        return StreamingResponse(self._message_events(message), media_type="text/event-stream")
+
+    @staticmethod
+    async def _message_events(message: dict[str, Any]):
+        def event(name: str, data: dict[str, Any]) -> bytes:
+            return b"event: " + name.encode() + b"\ndata: " + orjson.dumps({"type": name, **data}) + b"\n\n"
+
+        yield event("message_start", {"message": {**message, "content": [], "stop_reason": None,
+                                                  "usage": {"input_tokens": 21, "output_tokens": 1}}})
+        for index, block in enumerate(message["content"]):
+            if block["type"] == "text":
+                yield event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+                for piece in _words(block["text"]):
+                    yield event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}})
+            else:
+                yield event("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
+                yield event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta",
+                                                                                "partial_json": orjson.dumps(block["input"]).decode()}})
+            yield event("content_block_stop", {"index": index})
+        yield event("message_delta", {"delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                      "usage": {"output_tokens": 7}})
+        yield event("message_stop", {})
 
     async def _embeddings(self, request: Request) -> Response:
         """vLLM's embeddings shape, with a deterministic vector per input."""

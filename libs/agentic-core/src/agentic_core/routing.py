@@ -21,6 +21,11 @@ class ModelRoute:
     api: UpstreamApi = "responses"
     api_key: str | None = None
     upstream_model: str | None = None  # the name the server knows the model by, when it differs
+    native_messages: bool | None = None  # serves Anthropic's /v1/messages itself (vLLM does); default: api == responses
+
+    @property
+    def speaks_messages(self) -> bool:
+        return self.api == "responses" if self.native_messages is None else self.native_messages
 
     def model_for(self, requested: str) -> str:
         return self.upstream_model or requested
@@ -67,7 +72,8 @@ class ModelRouter:
 
 
 def parse_routes(raw: Any, environ: dict[str, str]) -> list[ModelRoute]:
-    """Routes from a table: `[{"match", "base_url", "api"?, "api_key"? | "api_key_env"?, "upstream_model"?}]`
+    """Routes from a table: `[{"match", "base_url", "api"?, "api_key"? | "api_key_env"?, "upstream_model"?,
+    "native_messages"?}]`
     or `{"models": [...]}`."""
     entries = raw.get("models") if isinstance(raw, dict) else raw
     if not isinstance(entries, list):
@@ -91,6 +97,9 @@ def parse_routes(raw: Any, environ: dict[str, str]) -> list[ModelRoute]:
         upstream_model = entry.get("upstream_model")
         if upstream_model is not None and (not isinstance(upstream_model, str) or not upstream_model):
             raise InvalidRequest(f"model route {index}: `upstream_model` must be a non-empty string")
+        native_messages = entry.get("native_messages")
+        if native_messages is not None and not isinstance(native_messages, bool):
+            raise InvalidRequest(f"model route {index}: `native_messages` must be true or false")
         routes.append(ModelRoute(match=match, base_url=base_url.rstrip("/"), api=api, api_key=api_key,
-                                 upstream_model=upstream_model))
+                                 upstream_model=upstream_model, native_messages=native_messages))
     return routes

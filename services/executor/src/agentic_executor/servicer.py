@@ -5,16 +5,21 @@ from __future__ import annotations
 import grpc
 from agentic.v1 import executor_pb2, executor_pb2_grpc
 
+from agentic_executor.messages import MessagesTurns
 from agentic_executor.turn import TurnRunner
 
 
 class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
     def __init__(self, runner: TurnRunner) -> None:
         self.runner = runner
+        self.messages = MessagesTurns(runner)
 
     async def Execute(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
-        async for message in self.runner.run(request):
+        turns = self.messages.run(request) if request.api == "messages" else self.runner.run(request)
+        async for message in turns:
             yield message
 
     async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
+        if request.api == "messages":
+            return await self.messages.count_tokens(request)
         return await self.runner.count_input_tokens(request)

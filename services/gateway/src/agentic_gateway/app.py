@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agentic_gateway import conversations, passthrough, responses
+from agentic_gateway import conversations, messages, passthrough, responses
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
 from agentic_gateway.errors import agentic_error_handler, http_error_handler, validation_error_handler
@@ -56,6 +56,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(responses.router)
     app.include_router(conversations.router)
     app.include_router(passthrough.router)
+    app.include_router(messages.router)
 
     async def readiness() -> dict[str, bool]:
         gateway: Gateway = app.state.gateway

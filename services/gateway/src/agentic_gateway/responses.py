@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import AsyncIterator
 
 import grpc
 import orjson
 from agentic.v1 import executor_pb2, state_pb2
-from agentic_core.errors import AgenticError, InvalidRequest, RelayedError
+from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.request import parse_json_object
-from agentic_core.sse import frame
 from agentic_runtime.grpc_errors import error_from_rpc
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from agentic_gateway.body import read_body
 from agentic_gateway.errors import error_response
+from agentic_gateway.execute import run_on_executor
 from agentic_gateway.http import (
     ascending_order,
     deleted,
@@ -27,7 +25,7 @@ from agentic_gateway.http import (
     principal_of,
     state_call,
 )
-from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
+from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
 
 router = APIRouter()
@@ -47,7 +45,6 @@ def _stream_flag(payload: dict) -> bool:
 @router.post("/v1/responses")
 async def create_response(request: Request) -> Response:
     gateway = request.app.state.gateway
-    started = time.perf_counter()
     try:
         principal = principal_of(request)
         body = await read_body(request, gateway.settings.max_body_bytes)
@@ -59,48 +56,11 @@ async def create_response(request: Request) -> Response:
             if is_stateless_responses_request(payload, route):
                 return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough")
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-        call = gateway.peers.executor.Execute(
-            executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id),
-            timeout=gateway.settings.turn_timeout_seconds,
-        )
-        messages = call.__aiter__()
-        try:
-            first = await messages.__anext__()
-        except StopAsyncIteration:
-            raise RelayedError(502, AgenticError("The executor ended the turn without a result.").body()) from None
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "executor") from None
+        execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
+        return await run_on_executor(request, execute, "create_response")
     except AgenticError as error:
         REQUESTS.labels(route="create_response", status=error.http_status).inc()
         return error_response(error)
-
-    kind = first.WhichOneof("payload")
-    if kind == "error":
-        REQUESTS.labels(route="create_response", status=first.error.http_status).inc()
-        return Response(content=first.error.body, status_code=first.error.http_status, media_type="application/json")
-    if kind == "response":
-        TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
-        REQUESTS.labels(route="create_response", status=200).inc()
-        return json_response(first.response)
-    TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
-    REQUESTS.labels(route="create_response", status=200).inc()
-    return StreamingResponse(
-        _relay(call, messages, first), media_type="text/event-stream", headers={**_SSE_HEADERS, "x-request-id": request_id}
-    )
-
-
-async def _relay(call, messages: AsyncIterator[executor_pb2.ExecuteEvent], first: executor_pb2.ExecuteEvent) -> AsyncIterator[bytes]:
-    """One write per event, as it arrives."""
-    try:
-        yield frame(first.event.event_type, first.event.data)
-        async for message in messages:
-            if message.WhichOneof("payload") == "event":
-                yield frame(message.event.event_type, message.event.data)
-    except grpc.aio.AioRpcError as exc:
-        error = error_from_rpc(exc, "executor")
-        yield frame("error", orjson.dumps({"type": "error", "code": error.code, "message": error.message, "param": None}))
-    finally:
-        call.cancel()
 
 
 @router.post("/v1/responses/input_tokens")

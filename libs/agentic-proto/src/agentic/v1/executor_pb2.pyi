@@ -15,16 +15,18 @@ class TokenCount(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., method: _Optional[str] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("request_json", "principal", "stream", "request_id")
+    __slots__ = ("request_json", "principal", "stream", "request_id", "api")
     REQUEST_JSON_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    API_FIELD_NUMBER: _ClassVar[int]
     request_json: bytes
     principal: _common_pb2.Principal
     stream: bool
     request_id: str
-    def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
+    api: str
+    def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ..., api: _Optional[str] = ...) -> None: ...
 
 class ExecuteEvent(_message.Message):
     __slots__ = ("event", "response", "error")

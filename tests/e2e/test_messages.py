@@ -1,0 +1,99 @@
+"""The Anthropic Messages API with the official anthropic SDK: pass-through, translation, gateway tools."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import orjson
+import pytest
+from anthropic import Anthropic
+
+from conftest import CHAT_MODEL, TENANT_KEYS
+from tests.support.fake_upstream import FunctionCall, Text
+
+MODEL = "smollm2"
+USER = [{"role": "user", "content": "Hello there"}]
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+
+
+def test_without_gateway_tools_the_body_goes_to_the_model_server_unchanged(anthropic_client: Anthropic, upstream) -> None:
+    upstream.script(Text("Hi from vLLM"))
+    messages = [{"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": {"type": "ephemeral"}}]}]
+    message = anthropic_client.messages.create(model=MODEL, max_tokens=32, messages=messages, system="Be nice.")
+    assert message.content[0].text == "Hi from vLLM" and message.stop_reason == "end_turn"
+    sent = upstream.requests[-1]
+    assert sent["messages"] == messages and sent["system"] == "Be nice."  # cache_control kept
+
+
+def test_streaming_pass_through(anthropic_client: Anthropic, upstream) -> None:
+    upstream.script(Text("streamed from vLLM"))
+    with anthropic_client.messages.stream(model=MODEL, max_tokens=32, messages=USER) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text == "streamed from vLLM" and final.stop_reason == "end_turn"
+
+
+def test_count_tokens(anthropic_client: Anthropic, upstream) -> None:
+    counted = anthropic_client.messages.count_tokens(model=MODEL, messages=USER, system="rules")
+    assert counted.input_tokens > 0
+    assert upstream.requests == []
+
+
+def test_web_search_runs_inside_the_loop_and_shows_as_server_tool_blocks(anthropic_client: Anthropic, upstream) -> None:
+    upstream.script(FunctionCall("web_search", '{"queries": ["anthropic api"]}'), Text("Found it."))
+    message = anthropic_client.messages.create(model=MODEL, max_tokens=64, messages=USER, tools=[WEB_SEARCH])
+    types = [block.type for block in message.content]
+    assert types == ["server_tool_use", "web_search_tool_result", "text"]
+    assert message.content[0].input == {"query": "anthropic api"}
+    assert message.stop_reason == "end_turn"
+    assert message.usage.input_tokens == 2 * 36  # summed over the hidden round
+    assert message.usage.server_tool_use.web_search_requests == 1
+    assert len(upstream.requests) == 2 and "input" in upstream.requests[0]  # ran on the Responses upstream
+
+
+def test_streamed_turn_with_a_gateway_tool(anthropic_client: Anthropic, upstream) -> None:
+    upstream.script(FunctionCall("echo", '{"text": "x"}'), Text("Echo done."))
+    with anthropic_client.messages.stream(model=MODEL, max_tokens=64, messages=USER,
+                                          tools=[{"type": "operator", "name": "echo"}]) as stream:
+        events = [event.type for event in stream]
+        final = stream.get_final_message()
+    assert events[0] == "message_start" and events.count("message_stop") == 1
+    assert [block.type for block in final.content] == ["text"]  # the gateway's tool use stays hidden
+    assert final.content[0].text == "Echo done." and final.usage.output_tokens > 0
+
+
+def test_a_chat_upstream_gets_a_translation(anthropic_client: Anthropic, upstream) -> None:
+    upstream.script(Text("via chat"))
+    message = anthropic_client.messages.create(model=CHAT_MODEL, max_tokens=16, messages=USER, system="sys")
+    assert message.content[0].text == "via chat"
+    assert upstream.requests[-1]["messages"][0] == {"role": "system", "content": "sys"}
+
+
+def test_a_client_tool_call_stops_with_tool_use(anthropic_client: Anthropic, upstream) -> None:
+    tool = {"name": "get_weather", "description": "weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    upstream.script(FunctionCall("get_weather", '{"city": "Paris"}'), Text("Sunny in Paris."))
+    first = anthropic_client.messages.create(model=CHAT_MODEL, max_tokens=32, messages=USER, tools=[tool])
+    assert first.stop_reason == "tool_use"
+    (use,) = [block for block in first.content if block.type == "tool_use"]
+    assert use.name == "get_weather" and use.input == {"city": "Paris"}
+    second = anthropic_client.messages.create(model=CHAT_MODEL, max_tokens=32, tools=[tool], messages=[
+        *USER, {"role": "assistant", "content": [use.model_dump()]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]},
+    ])
+    assert second.content[0].text == "Sunny in Paris." and second.stop_reason == "end_turn"
+    assert upstream.requests[-1]["messages"][-1] == {"role": "tool", "tool_call_id": use.id, "content": "sunny"}
+
+
+def test_errors_have_anthropics_shape(stack, upstream) -> None:
+    with Anthropic(base_url=stack.urls["gateway"], api_key="sk-wrong", max_retries=0) as bad_key, pytest.raises(
+        anthropic.AuthenticationError
+    ) as raised:
+        bad_key.messages.create(model=MODEL, max_tokens=8, messages=USER)
+    assert raised.value.body["type"] == "error" and raised.value.body["error"]["type"] == "authentication_error"
+    reply = httpx.post(f"{stack.urls['gateway']}/v1/messages", headers={"x-api-key": TENANT_KEYS["tenant-a"]},
+                       json={"model": MODEL, "max_tokens": 8, "tools": [WEB_SEARCH],
+                             "messages": [{"role": "user", "content": [{"type": "hologram"}]}]})
+    assert reply.status_code == 400
+    body = orjson.loads(reply.content)
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert upstream.requests == []  # refused before any inference
