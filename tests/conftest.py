@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from anthropic import Anthropic
 from openai import OpenAI
@@ -20,16 +22,19 @@ def auth_headers() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def client(stack) -> OpenAI:
+def client(stack) -> Iterator[OpenAI]:
     """tenant-a's SDK client; no retries so that error statuses are observed as sent."""
-    return OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30)
+    with OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30) as sdk:
+        yield sdk
 
 
 @pytest.fixture(scope="session")
-def other_tenant(stack) -> OpenAI:
-    return OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-b"], max_retries=0, timeout=30)
+def other_tenant(stack) -> Iterator[OpenAI]:
+    with OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-b"], max_retries=0, timeout=30) as sdk:
+        yield sdk
 
 
 @pytest.fixture(scope="session")
-def anthropic_client(stack) -> Anthropic:
-    return Anthropic(base_url=stack.urls["gateway"], api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30)
+def anthropic_client(stack) -> Iterator[Anthropic]:
+    with Anthropic(base_url=stack.urls["gateway"], api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30) as sdk:
+        yield sdk

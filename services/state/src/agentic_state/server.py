@@ -29,7 +29,12 @@ async def create_pool(settings: StateSettings) -> asyncpg.Pool:
         settings.database_url,
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
-        server_settings={"statement_timeout": str(settings.statement_timeout_ms), "application_name": "agentic-state"},
+        server_settings={
+            "statement_timeout": str(settings.statement_timeout_ms),
+            "application_name": "agentic-state",
+            # Prepared statements would otherwise keep a generic plan chosen while the tables were small.
+            "plan_cache_mode": "force_custom_plan",
+        },
     )
 
 
