@@ -81,6 +81,7 @@ async def _drive(client: aiohttp.ClientSession, url: str, bodies: list[bytes], c
 
 
 SLOW_MODEL = "smollm2-slow"  # served by a second fake that takes 20 ms per generation, like a real small model
+MESSAGES_BODY = {"model": "smollm2", "max_tokens": 24, "messages": [{"role": "user", "content": "Say hello in five words."}]}
 SCENARIO_FIELDS = {
     "json-stored": {},
     "stream-ttfb": {"stream": True},
@@ -94,12 +95,14 @@ async def measure(target: str, base_url: str, scenario: str, concurrency: int, t
                   variants: list[dict] | None = None, warm_up: bool = True) -> Figures:
     """`variants`: extra fields, one set per request in turn (e.g. a different conversation each)."""
     stream = scenario == "stream-ttfb"
-    bodies = [json.dumps({**BODY, **SCENARIO_FIELDS.get(scenario, {}), **extra}).encode() for extra in variants or [{}]]
+    base = MESSAGES_BODY if scenario.startswith("messages") else BODY
+    path = "/messages" if scenario.startswith("messages") else "/responses"
+    bodies = [json.dumps({**base, **SCENARIO_FIELDS.get(scenario, {}), **extra}).encode() for extra in variants or [{}]]
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as client:
         if warm_up:
-            await _drive(client, f"{base_url}/responses", bodies, concurrency, max(20, concurrency * 2), stream)
-        latencies, elapsed = await _drive(client, f"{base_url}/responses", bodies, concurrency, total, stream)
+            await _drive(client, base_url + path, bodies, concurrency, max(20, concurrency * 2), stream)
+        latencies, elapsed = await _drive(client, base_url + path, bodies, concurrency, total, stream)
     return Figures(target, scenario, concurrency, total, round(_percentile(latencies, 0.5) * 1000, 2),
                    round(_percentile(latencies, 0.95) * 1000, 2), round(total / elapsed, 1))
 
@@ -165,7 +168,8 @@ def main() -> None:
         try:
             results: list[Figures] = []
             plan = [("json-stored", 1), ("json-stored", 8), ("json-stored", 32), ("stream-ttfb", 1), ("stream-ttfb", 8),
-                    ("passthrough", 1), ("passthrough", 32), ("json-stored-20ms", 32), ("passthrough-20ms", 32)]
+                    ("passthrough", 1), ("passthrough", 32), ("json-stored-20ms", 32), ("passthrough-20ms", 32),
+                    ("messages-passthrough", 1), ("messages-passthrough", 32)]
             for scenario, concurrency in plan:
                 total = args.requests if concurrency > 1 else args.requests // 2
                 direct_url = slow_url if scenario.endswith("-20ms") else upstream_url
