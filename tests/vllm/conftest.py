@@ -61,7 +61,8 @@ def vllm_stack(upstream_api: str, vllm_url: str, infra: dict[str, str],
         llm_d_port=0,
         database_url=infra["database_url"],
         nats_url=infra["nats_url"],
-        extra_env={"AGENTIC_UPSTREAM_API": upstream_api},
+        extra_env={"AGENTIC_UPSTREAM_API": upstream_api,
+                   "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools"},
     )
     local = LocalStack(config).start()
     try:
