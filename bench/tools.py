@@ -20,11 +20,11 @@ from pathlib import Path
 import aiohttp
 import uvloop
 from agentic_core.tools.protocol import ToolCall
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import ChildProcess, free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig, _http_ready
 from agentic_runtime import nats
+from agentic_runtime.tool_dispatch import ToolDispatcher
 
 ROOT = Path(__file__).parents[1]
 TOOLS_MODULE = "tests.support.operator_tools"

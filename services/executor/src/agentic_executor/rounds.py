@@ -28,9 +28,9 @@ from agentic_core.tools.mcp import approval_request_item
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_core.tools.public_items import GatewayCallView, function_call_output, standalone_item_events
 from agentic_core.tools.registry import ToolBinding, ToolRegistry
+from agentic_runtime.tool_dispatch import ToolDispatcher
 
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_executor.upstream import UpstreamClient
 
 PublicEvent = tuple[str, int, bytes]

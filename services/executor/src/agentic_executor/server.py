@@ -8,15 +8,15 @@ from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.grpc_server import GrpcService, insecure_channel
 from agentic_runtime.metrics import serve_metrics
+from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.tool_dispatch import ToolDispatcher
 from agentic_runtime.upstream_http import build_router
 
 from agentic_executor.mcp_discovery import McpDiscovery
-from agentic_executor.operator_tools import OperatorToolCatalog
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
 from agentic_executor.state_client import StateClient
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_executor.turn import TurnPolicy, TurnRunner
 from agentic_executor.upstream import UpstreamClient
 

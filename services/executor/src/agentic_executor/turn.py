@@ -33,13 +33,13 @@ from agentic_core.routing import ModelRoute, ModelRouter
 from agentic_core.tools.approvals import resolve_approvals
 from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
+from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.tool_dispatch import ToolDispatcher
 
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
-from agentic_executor.operator_tools import OperatorToolCatalog
 from agentic_executor.rounds import RoundLoop, ToolPolicy, TurnResult
 from agentic_executor.state_client import StateClient
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_executor.upstream import UpstreamClient
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,10 @@ import time
 from typing import Any
 
 import orjson
-from agentic_runtime.nats import TOOL_DEFINITIONS_BUCKET
 from nats.aio.client import Client
 from nats.js.errors import BucketNotFoundError, NoKeysError
+
+from agentic_runtime.nats import TOOL_DEFINITIONS_BUCKET
 
 _CACHE_SECONDS = 5.0
 

@@ -13,16 +13,28 @@ import time
 import uuid
 
 from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
-from agentic_runtime.nats import TOOLS_STREAM
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
+from prometheus_client import Counter, Histogram
 
-from agentic_executor.metrics import TOOL_CALL_SECONDS, TOOL_CALLS, TOOL_DUPLICATE_RESULTS
+from agentic_runtime.nats import TOOLS_STREAM
 
 log = logging.getLogger(__name__)
 
 REPLY_HEADER = "Agentic-Reply"
+
+# The executor's names: the dashboards and alerts key on them (llm-d's execute step dispatches too).
+TOOL_CALLS = Counter("agentic_executor_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"])
+TOOL_CALL_SECONDS = Histogram(
+    "agentic_executor_tool_call_seconds",
+    "Time from dispatch to result of a gateway tool call.",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+TOOL_DUPLICATE_RESULTS = Counter(
+    "agentic_executor_tool_duplicate_results_total", "Results of already answered calls (redeliveries), dropped."
+)
 # Which durable consumer serves each kind; a kind without one has no runner.
 CONSUMERS = {"mcp": "mcp-bridge"}
 _RUNNER_CACHE_SECONDS = (10.0, 1.0)  # how long a found / missing consumer is remembered
