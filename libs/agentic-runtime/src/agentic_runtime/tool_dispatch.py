@@ -8,11 +8,15 @@ later ones are counted and dropped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
+from typing import Any
 
+import orjson
 from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
+from agentic_core.tools.registry import ToolRegistry
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.errors import NotFoundError
@@ -109,3 +113,59 @@ class ToolDispatcher:
             return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
         finally:
             self.pending.pop(call.call_id, None)
+
+
+class CallBudget:
+    """`max_tool_calls` of a response, shared by all its rounds."""
+
+    def __init__(self, limit: int | None, used: int = 0) -> None:
+        self.limit = limit
+        self.used = used
+
+    def take(self) -> bool:
+        if self.limit is not None and self.used >= self.limit:
+            return False
+        self.used += 1
+        return True
+
+
+async def run_gateway_calls(
+    dispatcher: ToolDispatcher | None,
+    registry: ToolRegistry,
+    calls: list[dict[str, Any]],
+    *,
+    response_id: str,
+    tenant: str,
+    timeout: float,
+    max_concurrent: int,
+    budget: CallBudget,
+) -> list[ToolResult]:
+    """All calls of one round at once, bounded; a tool that is not parallel-safe runs one call at a time.
+    Every call gets a result: refusals (budget, malformed arguments) are results too."""
+    semaphore = asyncio.Semaphore(max_concurrent)
+    serial: dict[str, asyncio.Lock] = {}
+
+    async def one(call: dict[str, Any]) -> ToolResult:
+        binding = registry.binding(call.get("name", ""))
+        dispatch_id = f"{response_id}/{call['call_id']}"
+        if binding is None or binding.owner != "gateway":
+            return ToolResult.error(dispatch_id, f"{call.get('name')!r} is not a gateway tool of this request.")
+        if not budget.take():
+            return ToolResult.error(dispatch_id, "The limit on tool calls for this response (max_tool_calls) is reached; "
+                                                 "answer with what you have.")
+        try:
+            arguments = orjson.loads(call.get("arguments") or "{}")
+        except orjson.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            return ToolResult.hint(dispatch_id, "The arguments are not a JSON object; call the tool again with arguments "
+                                                "matching its schema.")
+        if dispatcher is None:
+            return ToolResult.error(dispatch_id, "Gateway tools are not available.")
+        lock = serial.setdefault(binding.name, asyncio.Lock()) if not binding.parallel_safe else None
+        async with semaphore, (lock or contextlib.nullcontext()):
+            tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.runner_name, arguments=arguments,
+                                 params=binding.params, deadline=time.time() + timeout, tenant=tenant)
+            return await dispatcher.call(tool_call, timeout)
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))

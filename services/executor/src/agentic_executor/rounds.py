@@ -11,24 +11,21 @@ their public items with OpenAI's lifecycle events.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from agentic_core.errors import AgenticError
 from agentic_core.responses.items import model_input
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
 from agentic_core.routing import ModelRoute
 from agentic_core.tools.approvals import Approval
 from agentic_core.tools.mcp import approval_request_item
-from agentic_core.tools.protocol import ToolCall, ToolResult
+from agentic_core.tools.protocol import ToolResult
 from agentic_core.tools.public_items import GatewayCallView, function_call_output, standalone_item_events
 from agentic_core.tools.registry import ToolBinding, ToolRegistry
-from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
 
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.upstream import UpstreamClient
@@ -92,8 +89,7 @@ class RoundLoop:
         self.response_id = response_id
         self.tenant = tenant
         self.include = include
-        self.max_tool_calls = max_tool_calls
-        self.tool_calls_used = 0
+        self.budget = CallBudget(max_tool_calls)
         self.result = TurnResult()
         self.sequencer = EventSequencer()
         self._preamble_events: list[dict[str, Any]] = []  # emitted right after the opening events
@@ -243,31 +239,7 @@ class RoundLoop:
         return binding
 
     async def _execute(self, calls: list[dict[str, Any]]) -> list[ToolResult]:
-        """All calls of one round at once, bounded; a tool that is not parallel-safe runs one call at a time."""
-        semaphore = asyncio.Semaphore(self.policy.max_concurrent_calls)
-        serial: dict[str, asyncio.Lock] = {}
-
-        async def one(call: dict[str, Any]) -> ToolResult:
-            binding = self._binding(call)
-            dispatch_id = f"{self.response_id}/{call['call_id']}"
-            if self.max_tool_calls is not None and self.tool_calls_used >= self.max_tool_calls:
-                return ToolResult.error(dispatch_id, "The limit on tool calls for this response (max_tool_calls) is "
-                                                     "reached; answer with what you have.")
-            self.tool_calls_used += 1
-            try:
-                arguments = orjson.loads(call.get("arguments") or "{}")
-            except orjson.JSONDecodeError:
-                arguments = None
-            if not isinstance(arguments, dict):
-                return ToolResult.hint(dispatch_id, "The arguments are not a JSON object; call the tool again with "
-                                                    "arguments matching its schema.")
-            if self.dispatcher is None:
-                return ToolResult.error(dispatch_id, "Gateway tools are not available.")
-            lock = serial.setdefault(binding.name, asyncio.Lock()) if not binding.parallel_safe else None
-            async with semaphore, (lock or contextlib.nullcontext()):
-                timeout = self.policy.call_timeout_seconds
-                tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.runner_name, arguments=arguments,
-                                     params=binding.params, deadline=time.time() + timeout, tenant=self.tenant)
-                return await self.dispatcher.call(tool_call, timeout)
-
-        return list(await asyncio.gather(*(one(call) for call in calls)))
+        return await run_gateway_calls(
+            self.dispatcher, self.registry, calls, response_id=self.response_id, tenant=self.tenant,
+            timeout=self.policy.call_timeout_seconds, max_concurrent=self.policy.max_concurrent_calls, budget=self.budget,
+        )

@@ -34,8 +34,20 @@ class SplitContext:
     effective_tool_choice: str | dict[str, Any] | None = None
     # Call ids of the calls in the continued history, so persist can keep call ids unique without reloading it.
     history_call_ids: list[str] = field(default_factory=list)
+    # The execute step: the caller may run gateway tools through us between its inference rounds.
+    execute: bool = False
+    executed: list[dict[str, Any]] = field(default_factory=list)         # model-facing call/output pairs so far
+    executed_public: list[dict[str, Any]] = field(default_factory=list)  # their public items (web_search_call, ...)
+    rounds: int = 0
 
     def claims(self, *, now: int, ttl_seconds: int = DEFAULT_TTL_SECONDS) -> dict[str, Any]:
+        claims = self._claims(now=now, ttl_seconds=ttl_seconds)
+        if not self.execute:  # the reference's wire shape, unless the caller uses the execute step
+            for key in ("execute", "executed", "executed_public", "rounds"):
+                del claims["ctx"][key]
+        return claims
+
+    def _claims(self, *, now: int, ttl_seconds: int) -> dict[str, Any]:
         return {
             "aud": AUDIENCE,
             "iat": now,
@@ -49,6 +61,10 @@ class SplitContext:
                 "effective_tool_choice": self.effective_tool_choice,
                 "history_call_ids": self.history_call_ids,
                 "created_at": self.created_at,
+                "execute": self.execute,
+                "executed": self.executed,
+                "executed_public": self.executed_public,
+                "rounds": self.rounds,
             },
         }
 
@@ -82,7 +98,15 @@ class SplitContext:
         call_ids = ctx.get("history_call_ids", [])
         if not isinstance(call_ids, list) or not all(isinstance(call_id, str) for call_id in call_ids):
             raise context_rejected("its history call ids are malformed")
+        execute = ctx.get("execute", False)
+        executed, executed_public, rounds = ctx.get("executed", []), ctx.get("executed_public", []), ctx.get("rounds", 0)
+        if not isinstance(execute, bool) or not isinstance(rounds, int) or isinstance(rounds, bool):
+            raise context_rejected("its execute state is malformed")
+        for items in (executed, executed_public):
+            if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+                raise context_rejected("its executed items are malformed")
         return cls(
             response_id=response_id, tenant=tenant, original_request=original_request, created_at=created_at,
             conversation_id=None, effective_tools=tools, effective_tool_choice=tool_choice, history_call_ids=call_ids,
+            execute=execute, executed=executed, executed_public=executed_public, rounds=rounds,
         )

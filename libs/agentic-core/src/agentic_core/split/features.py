@@ -28,13 +28,19 @@ def unsupported(feature: str) -> InvalidRequest:
     return InvalidRequest(f"{feature} is not supported for split execution", code="invalid_request_error")
 
 
-def ensure_splittable_request(payload: dict[str, Any]) -> None:
-    """The request itself: conversation, gateway tools, compaction input, context_management."""
+# With the execute step, these run through the gateway's tool runners between the caller's rounds.
+EXECUTABLE_TOOL_TYPES = frozenset({"web_search", "web_search_preview", "code_interpreter", "operator"})
+
+
+def ensure_splittable_request(payload: dict[str, Any], *, execute: bool = False) -> None:
+    """The request itself: conversation, gateway tools (unless the caller executes them through us),
+    compaction input, context_management."""
     if payload.get("conversation") is not None:
         raise unsupported("conversation")
     tools = payload.get("tools") or []
-    if any(not isinstance(tool, dict) or tool.get("type") not in CLIENT_TOOL_TYPES for tool in tools):
-        raise unsupported("gateway-owned tools")
+    allowed = CLIENT_TOOL_TYPES | EXECUTABLE_TOOL_TYPES if execute else CLIENT_TOOL_TYPES
+    if any(not isinstance(tool, dict) or tool.get("type") not in allowed for tool in tools):
+        raise unsupported("gateway-owned tools" if not execute else "this gateway-owned tool")
     raw_input = payload.get("input")
     if isinstance(raw_input, list):
         ensure_splittable_items(item for item in raw_input if isinstance(item, dict))
