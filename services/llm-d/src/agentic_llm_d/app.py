@@ -10,6 +10,8 @@ from agentic_core.errors import AgenticError
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
 from agentic_runtime.http_service import add_probe_routes
+from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.tool_dispatch import ToolDispatcher
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -17,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agentic_llm_d.auth import WORKLOAD_TOKEN_HEADER, WorkloadAuth
 from agentic_llm_d.body import read_body
 from agentic_llm_d.errors import agentic_error_handler, http_error_handler, unexpected_error_handler
+from agentic_llm_d.execute import ExecuteStep, wants_execute
 from agentic_llm_d.metrics import REQUEST_SECONDS, REQUESTS
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
@@ -33,14 +36,18 @@ def create_app(settings: LlmDSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.state_channel = insecure_channel(settings.state_address)
         app.state.nats = await nats.connect(settings.nats_url, name="agentic-llm-d")
+        sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
+        catalog = OperatorToolCatalog(app.state.nats)
+        dispatcher = ToolDispatcher(app.state.nats)
+        await dispatcher.start()
         app.state.split = SplitService(
-            settings,
-            StateClient(app.state.state_channel, settings.state_timeout_seconds),
-            ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds),
+            settings, StateClient(app.state.state_channel, settings.state_timeout_seconds), sealer, catalog
         )
+        app.state.execute = ExecuteStep(settings, sealer, dispatcher, catalog)
         try:
             yield
         finally:
+            await dispatcher.close()
             await app.state.state_channel.close()
             await app.state.nats.drain()
 
@@ -71,7 +78,16 @@ def create_app(settings: LlmDSettings) -> FastAPI:
 
     @app.post("/v1alpha/responses/hydrate")
     async def hydrate(request: Request) -> Response:
-        return await answer("hydrate", request, settings.hydrate_max_body_bytes, app.state.split.hydrate)
+        execute = wants_execute(request.headers.get(settings.execute_header))
+
+        async def step(body: bytes, tenant: str) -> bytes:
+            return await app.state.split.hydrate(body, tenant, execute=execute)
+
+        return await answer("hydrate", request, settings.hydrate_max_body_bytes, step)
+
+    @app.post("/v1alpha/responses/execute")
+    async def execute(request: Request) -> Response:
+        return await answer("execute", request, settings.execute_max_body_bytes, app.state.execute.execute)
 
     @app.post("/v1alpha/responses/persist")
     async def persist(request: Request) -> Response:

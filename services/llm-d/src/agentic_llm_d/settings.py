@@ -47,6 +47,17 @@ class LlmDSettings(ServiceSettings):
         description="Header naming the tenant of a hydrate/persist call; without it the tenant is `default`.",
     )
     max_tenant_bytes: int = Field(default=256, ge=1, description="Longest tenant name accepted in the tenant header.")
+    execute_header: str = Field(
+        default="x-agentic-split-execute",
+        description="Header a caller sets to `true` at hydrate to run gateway tools through the execute step.",
+    )
+    execute_max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest execute body (413 beyond).")
+    tool_timeout_seconds: float = Field(default=60.0, gt=0, description="Deadline of one gateway tool call of the execute step.")
+    max_tool_rounds: int = Field(default=10, ge=1, description="Execute steps one hydrated turn may take.")
+    max_concurrent_gateway_calls: int = Field(
+        default=5, ge=1, validation_alias=fixed_env("AGENTIC_MAX_CONCURRENT_GATEWAY_CALLS"),
+        description="Gateway tool calls running at once within one execute step.",
+    )
 
     @model_validator(mode="after")
     def _secrets_are_usable(self) -> LlmDSettings:

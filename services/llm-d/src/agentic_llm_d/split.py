@@ -26,8 +26,10 @@ from agentic_core.split.context import SplitContext, context_rejected
 from agentic_core.split.features import ensure_splittable_items, ensure_splittable_request
 from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_item_ids_against_input, outcome_from_response
 from agentic_core.split.sse_lifecycle import outcome_from_sse
+from agentic_runtime.operator_tools import OperatorToolCatalog
 
 from agentic_llm_d.body import too_large
+from agentic_llm_d.execute import registry_for, with_model_tools
 from agentic_llm_d.metrics import PERSISTED
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
@@ -46,15 +48,19 @@ def _invalid(message: str, param: str | None = None) -> InvalidRequest:
 
 
 class SplitService:
-    def __init__(self, settings: LlmDSettings, state: StateClient, sealer: ContextSealer) -> None:
+    def __init__(
+        self, settings: LlmDSettings, state: StateClient, sealer: ContextSealer, catalog: OperatorToolCatalog | None = None
+    ) -> None:
         self.settings = settings
         self.state = state
         self.sealer = sealer
+        self.catalog = catalog
 
-    async def hydrate(self, body: bytes, tenant: str) -> bytes:
+    async def hydrate(self, body: bytes, tenant: str, *, execute: bool = False) -> bytes:
         payload = parse_json_object(body)
         request = validate_create_request(payload)
-        ensure_splittable_request(payload)
+        ensure_splittable_request(payload, execute=execute)
+        registry = await registry_for(payload, self.catalog) if execute else None
         input_items = normalize_input(request.input)
         history: list[dict[str, Any]] = []
         if request.previous_response_id:
@@ -64,6 +70,8 @@ class SplitService:
             ensure_splittable_items(history)
         validate_continuation(history, input_items)
         upstream = stateless_request(payload, history, input_items, stream=request.stream)
+        if registry is not None:
+            upstream = with_model_tools(upstream, registry, payload)
         now = int(time.time())
         context = SplitContext(
             response_id=new_response_id(),
@@ -75,6 +83,7 @@ class SplitService:
             history_call_ids=[
                 item["call_id"] for item in history if item.get("type") in CALL_TYPES and isinstance(item.get("call_id"), str)
             ],
+            execute=execute,
         )
         token = self.sealer.seal(context, now)
         if len(token) > self.settings.max_context_bytes:
@@ -111,7 +120,8 @@ class SplitService:
             PERSISTED.labels(outcome="unstored").inc()
             return orjson.dumps(response)
         check_item_ids_against_input(input_items, outcome.output)
-        check_call_ids(context.history_call_ids, input_items, outcome.output)
+        executed_ids = [item["call_id"] for item in context.executed if item.get("type") in CALL_TYPES]
+        check_call_ids([*context.history_call_ids, *executed_ids], input_items, outcome.output)
         response = self._response(context, request, outcome)
         response_json = orjson.dumps(response)
         if not request.store:
@@ -124,7 +134,9 @@ class SplitService:
                 previous_response_id=request.previous_response_id or "",
                 response=response_json,
                 input_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in input_items],
-                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in outcome.output],
+                # The execute steps' call/output pairs come first: what the model saw, in order.
+                output_items=[state_pb2.Item(id=item["id"], data=orjson.dumps(item))
+                              for item in [*context.executed, *outcome.output]],
                 model=request.model,
                 status=outcome.status,
                 store_response=True,
@@ -145,7 +157,7 @@ class SplitService:
             response_id=context.response_id,
             created_at=context.created_at,
             status=outcome.status,
-            output=outcome.output,
+            output=[*context.executed_public, *outcome.output],
             usage=outcome.usage,
             error=error,
             incomplete_details=outcome.incomplete_details,
