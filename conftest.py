@@ -144,8 +144,18 @@ def fake_search_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def fake_mcp():
+    """A real MCP server (the official SDK) on loopback, as a process."""
+    from tests.support.fake_mcp_server import FakeMcpProcess
+
+    server = FakeMcpProcess().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def stack(
-    infra: dict[str, str], fake_upstream: FakeUpstream, fake_search_url: str, tmp_path_factory: pytest.TempPathFactory
+    infra: dict[str, str], fake_upstream: FakeUpstream, fake_search_url: str, fake_mcp, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalStack]:
     """The whole stack as processes, started by the same launcher `make run` uses."""
     config = StackConfig(
@@ -165,6 +175,8 @@ def stack(
             "AGENTIC_WEB_SEARCH_PROVIDER": "brave",
             "AGENTIC_WEB_SEARCH_BASE_URL": fake_search_url,
             "AGENTIC_WEB_SEARCH_API_KEY": "test-search-key",
+            "AGENTIC_MCP_ALLOWED_HOSTS": fake_mcp.host,
+            "AGENTIC_MCP_BRIDGE_ALLOW_HTTP": "true",
             # The same fake server, reached through the Chat Completions adapter under another name.
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},
