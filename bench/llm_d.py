@@ -17,12 +17,14 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import aiohttp
 import uvloop
 from agentic_local.stack import LocalStack, StackConfig
+
+from bench.figures import Figures, percentile
 
 ROOT = Path(__file__).parents[1]
 MODEL = "smollm2"
@@ -31,22 +33,6 @@ HISTORY_TURNS = 20
 TOKEN_HEADER = "x-agentic-workload-token"
 QUESTION = "Please summarise the previous answer in two sentences and add one new fact about the topic. " * 2
 ANSWER = "Here is a two-sentence summary of the earlier answer, followed by one more fact that is relevant to it. " * 3
-
-
-@dataclass
-class Figures:
-    target: str
-    scenario: str
-    concurrency: int
-    requests: int
-    p50_ms: float
-    p95_ms: float
-    requests_per_s: float
-
-
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def model_json(text: str, index: int) -> dict:
@@ -124,8 +110,8 @@ async def _drive(send, bodies: list[bytes], concurrency: int) -> tuple[list[floa
 
 
 def _figures(scenario: str, concurrency: int, latencies: list[float], elapsed: float) -> Figures:
-    return Figures("llm-d", scenario, concurrency, len(latencies), round(_percentile(latencies, 0.5) * 1000, 2),
-                   round(_percentile(latencies, 0.95) * 1000, 2), round(len(latencies) / elapsed, 1))
+    return Figures("llm-d", scenario, concurrency, len(latencies), round(percentile(latencies, 0.5) * 1000, 2),
+                   round(percentile(latencies, 0.95) * 1000, 2), round(len(latencies) / elapsed, 1))
 
 
 async def measure(base_url: str, token: str, requests: int) -> list[Figures]:

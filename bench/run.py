@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import aiohttp
@@ -27,26 +27,11 @@ from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 
 from bench import llm_d
+from bench.figures import Figures, percentile
 from bench.tools import run_tool_benchmarks
 
 ROOT = Path(__file__).parents[1]
 BODY = {"model": "smollm2", "input": "Say hello in five words.", "max_output_tokens": 24}
-
-
-@dataclass
-class Figures:
-    target: str
-    scenario: str
-    concurrency: int
-    requests: int
-    p50_ms: float
-    p95_ms: float
-    requests_per_s: float
-
-
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def _drive(client: aiohttp.ClientSession, url: str, bodies: list[bytes], concurrency: int, total: int, first_byte: bool) -> tuple[list[float], float]:
@@ -103,8 +88,8 @@ async def measure(target: str, base_url: str, scenario: str, concurrency: int, t
         if warm_up:
             await _drive(client, base_url + path, bodies, concurrency, max(20, concurrency * 2), stream)
         latencies, elapsed = await _drive(client, base_url + path, bodies, concurrency, total, stream)
-    return Figures(target, scenario, concurrency, total, round(_percentile(latencies, 0.5) * 1000, 2),
-                   round(_percentile(latencies, 0.95) * 1000, 2), round(total / elapsed, 1))
+    return Figures(target, scenario, concurrency, total, round(percentile(latencies, 0.5) * 1000, 2),
+                   round(percentile(latencies, 0.95) * 1000, 2), round(total / elapsed, 1))
 
 
 async def long_conversation(base_url: str, prior_turns: int) -> str:

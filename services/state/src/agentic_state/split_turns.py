@@ -12,21 +12,7 @@ import asyncpg
 from agentic_core.errors import Conflict
 
 from agentic_state.records import TurnRecord
-
-_PERSIST_SPLIT_TURN_SQL = """
-WITH inserted AS (
-    INSERT INTO responses (tenant, id, previous_response_id, model, status, body, persist_digest)
-    VALUES ($1, $2, $3, $4, $5, $6, $11)
-    ON CONFLICT DO NOTHING
-    RETURNING 1
-), items AS (
-    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
-    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
-      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
-     WHERE EXISTS (SELECT 1 FROM inserted)
-)
-SELECT count(*) FROM inserted
-"""
+from agentic_state.store import PERSIST_TURN_SQL, turn_arguments
 
 
 def already_stored(response_id: str) -> Conflict:
@@ -40,14 +26,7 @@ class SplitTurnStore:
 
     async def persist(self, turn: TurnRecord, digest: str) -> str | None:
         """None when stored now; the stored response JSON when an identical persist stored it before."""
-        items = [("input", item_id, item) for item_id, item in turn.input_items]
-        items += [("output", item_id, item) for item_id, item in turn.output_items]
-        inserted = await self.pool.fetchval(
-            _PERSIST_SPLIT_TURN_SQL,
-            turn.tenant, turn.response_id, turn.previous_response_id, turn.model, turn.status, turn.response,
-            list(range(len(items))), [kind for kind, _, _ in items], [item_id for _, item_id, _ in items],
-            [item for _, _, item in items], digest,
-        )
+        inserted = await self.pool.fetchval(PERSIST_TURN_SQL, *turn_arguments(turn), None, digest)
         if inserted:
             return None
         # The insert waited for any concurrent writer of this id to commit, so this read sees its row.

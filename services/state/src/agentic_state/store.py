@@ -13,7 +13,7 @@ def _already_stored(response_id: str) -> Conflict:
     return Conflict(f"Response '{response_id}' is already stored.", param="response_id", code="response_already_stored")
 
 
-def _turn_arguments(turn: TurnRecord) -> tuple:
+def turn_arguments(turn: TurnRecord) -> tuple:
     """$1–$10 of both persist statements: the response row, then its items as parallel arrays."""
     items = [("input", item_id, item) for item_id, item in turn.input_items]
     items += [("output", item_id, item) for item_id, item in turn.output_items]
@@ -43,10 +43,10 @@ SELECT c.depth, i.item
 """
 
 # A single statement is atomic: the items are written only when the response row was.
-_PERSIST_TURN_SQL = """
+PERSIST_TURN_SQL = """
 WITH inserted AS (
-    INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $11)
+    INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id, persist_digest)
+    VALUES ($1, $2, $3, $4, $5, $6, $11, $12)
     ON CONFLICT DO NOTHING
     RETURNING 1
 ), items AS (
@@ -172,7 +172,7 @@ class StateStore:
             return
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(
-                _PERSIST_CONVERSATION_TURN_SQL, *_turn_arguments(turn), turn.conversation_id, turn.lease_token,
+                _PERSIST_CONVERSATION_TURN_SQL, *turn_arguments(turn), turn.conversation_id, turn.lease_token,
                 turn.store_response,
             )
             if not row["appended"]:
@@ -182,7 +182,7 @@ class StateStore:
 
     @staticmethod
     async def _insert_response(connection: asyncpg.Pool | asyncpg.Connection, turn: TurnRecord) -> None:
-        # One statement, so the fast path (no conversation) is one round trip.
-        inserted = await connection.fetchval(_PERSIST_TURN_SQL, *_turn_arguments(turn), turn.conversation_id)
+        # One statement, so the fast path (no conversation) is one round trip. $12: llm-d's persist digest.
+        inserted = await connection.fetchval(PERSIST_TURN_SQL, *turn_arguments(turn), turn.conversation_id, None)
         if not inserted:
             raise _already_stored(turn.response_id)
