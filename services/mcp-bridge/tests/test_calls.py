@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_mcp_bridge.calls import McpCallHandler
 from agentic_mcp_bridge.consumer import McpConsumer
 from agentic_runtime import nats
+from agentic_runtime.tool_dispatch import ToolDispatcher
 
 from tests.support.fake_mcp_server import DEFAULT_TOKEN
 

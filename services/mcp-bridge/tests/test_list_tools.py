@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import grpc
 import orjson
@@ -139,9 +140,11 @@ async def test_an_unreachable_server_is_a_424(make_bridge, serve_grpc, bridge_se
 
 
 async def test_a_server_that_never_answers_is_a_424_after_the_discovery_timeout(make_bridge, serve_grpc, bridge_settings) -> None:
+    writers: list[asyncio.StreamWriter] = []
+
     async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read(1 << 16)
-        await asyncio.sleep(30)
+        writers.append(writer)
+        await reader.read(1 << 16)  # and never answer
 
     silent = await asyncio.start_server(swallow, "127.0.0.1", 0)
     port = silent.sockets[0].getsockname()[1]
@@ -151,6 +154,11 @@ async def test_a_server_that_never_answers_is_a_424_after_the_discovery_timeout(
         status, error = await rpc_error(served.stub.ListTools(list_request(f"http://127.0.0.1:{port}/mcp"), timeout=15))
     finally:
         silent.close()
+        for writer in writers:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+        await silent.wait_closed()
     assert status == 424 and "did not answer within 0.5 s" in error["message"]
 
 

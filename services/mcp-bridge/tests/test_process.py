@@ -12,11 +12,11 @@ import time
 import pytest
 from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.tools.protocol import ToolCall
-from agentic_executor.tool_dispatch import ToolDispatcher
 from agentic_local.processes import free_port
 from agentic_mcp_bridge.consumer import DURABLE
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
+from agentic_runtime.tool_dispatch import ToolDispatcher
 from nats.js.errors import NotFoundError
 
 from tests.support.fake_mcp_server import ROOT
