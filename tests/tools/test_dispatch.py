@@ -9,8 +9,8 @@ import time
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_runtime import nats
+from agentic_runtime.tool_consumer import KindConsumer
 from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_tool_runner.consumer import KindConsumer
 
 
 class CountingTool:

@@ -9,9 +9,9 @@ from contextlib import asynccontextmanager
 import orjson
 from agentic_runtime import nats
 from agentic_runtime.http_service import add_probe_routes
+from agentic_runtime.tool_consumer import KindConsumer
 from fastapi import FastAPI
 
-from agentic_tool_runner.consumer import KindConsumer
 from agentic_tool_runner.handlers import build_handlers, concurrency_for
 from agentic_tool_runner.settings import ToolRunnerSettings
 

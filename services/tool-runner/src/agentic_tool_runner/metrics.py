@@ -1,13 +1,5 @@
-"""Prometheus metrics of the tool runner (queue depth and lag drive autoscaling)."""
+"""Prometheus metrics of the tool runner: the consumer's, defined with it in agentic-runtime."""
 
-from prometheus_client import Counter, Gauge, Histogram
+from agentic_runtime.tool_consumer import CALLS, DROPPED_EXPIRED, IN_FLIGHT, QUEUE_ACK_PENDING, QUEUE_PENDING, REPLAYED
 
-CALLS = Histogram(
-    "agentic_tool_runner_call_seconds", "Tool calls run by this runner, by kind and result status.", ["kind", "status"],
-    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
-)
-IN_FLIGHT = Gauge("agentic_tool_runner_in_flight", "Calls running now in this runner.", ["kind"])
-DROPPED_EXPIRED = Counter("agentic_tool_runner_dropped_expired_total", "Calls dropped unrun: deadline passed.", ["kind"])
-REPLAYED = Counter("agentic_tool_runner_replayed_total", "Redelivered calls answered from the stored result.", ["kind"])
-QUEUE_PENDING = Gauge("agentic_tool_queue_pending", "Calls waiting in the durable consumer of a kind.", ["kind"])
-QUEUE_ACK_PENDING = Gauge("agentic_tool_queue_ack_pending", "Calls delivered and not yet acknowledged.", ["kind"])
+__all__ = ["CALLS", "DROPPED_EXPIRED", "IN_FLIGHT", "QUEUE_ACK_PENDING", "QUEUE_PENDING", "REPLAYED"]

@@ -1,4 +1,4 @@
-"""One durable JetStream pull consumer per tool kind, shared by every runner replica.
+"""One durable JetStream pull consumer per tool kind, shared by every replica (tool runners, mcp-bridge).
 
 At-least-once without double side effects: a finished call's result is kept
 in a KV bucket before the message is acked, so a redelivery (the runner died
@@ -12,23 +12,49 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Protocol
 
 from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
-from agentic_runtime.nats import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, ensure_key_value
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import KeyNotFoundError
+from prometheus_client import Counter, Gauge, Histogram
 
-from agentic_tool_runner.metrics import CALLS, DROPPED_EXPIRED, IN_FLIGHT, QUEUE_ACK_PENDING, QUEUE_PENDING, REPLAYED
-from agentic_tool_runner.tools.base import ToolHandler
+from agentic_runtime.nats import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, ensure_key_value
 
 log = logging.getLogger(__name__)
 REPLY_HEADER = "Agentic-Reply"
 
+# Queue depth and lag per kind drive autoscaling (KEDA on the durable consumer, or these gauges).
+CALLS = Histogram(
+    "agentic_tool_runner_call_seconds", "Tool calls run by this runner, by kind and result status.", ["kind", "status"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+)
+IN_FLIGHT = Gauge("agentic_tool_runner_in_flight", "Calls running now in this runner.", ["kind"])
+DROPPED_EXPIRED = Counter("agentic_tool_runner_dropped_expired_total", "Calls dropped unrun: deadline passed.", ["kind"])
+REPLAYED = Counter("agentic_tool_runner_replayed_total", "Redelivered calls answered from the stored result.", ["kind"])
+QUEUE_PENDING = Gauge("agentic_tool_queue_pending", "Calls waiting in the durable consumer of a kind.", ["kind"])
+QUEUE_ACK_PENDING = Gauge("agentic_tool_queue_ack_pending", "Calls delivered and not yet acknowledged.", ["kind"])
+
+
+class ToolHandler(Protocol):
+    """Runs one kind of call. Must not raise for a tool-level failure: return `ToolResult.error`.
+
+    `run` is awaited with the call's deadline as a timeout by the consumer; a
+    handler that needs a process or the network cleans up when cancelled.
+    """
+
+    kind: str
+
+    async def run(self, call: ToolCall) -> ToolResult: ...
+
+    async def close(self) -> None: ...
+
 
 def durable_name(kind: str) -> str:
+    """The durable consumer every tool-runner replica of a kind shares."""
     return f"tool-runner-{kind}"
 
 
@@ -43,11 +69,13 @@ class KindConsumer:
         max_deliveries: int,
         backoff: list[float],
         lag_poll_seconds: float,
+        durable: str | None = None,
     ) -> None:
         self.client = client
         self.jetstream = client.jetstream()
         self.handler = handler
         self.kind = handler.kind
+        self.durable = durable or durable_name(handler.kind)
         self.concurrency = concurrency
         self.ack_wait = ack_wait
         self.max_deliveries = max(max_deliveries, len(backoff) + 1)
@@ -62,7 +90,7 @@ class KindConsumer:
         # A dedupe cache of recent results: kept in memory, it costs a call no disk write.
         self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, in_memory=True)
         config = ConsumerConfig(
-            durable_name=durable_name(self.kind),
+            durable_name=self.durable,
             filter_subject=subject_for(self.kind),
             ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL,
@@ -71,7 +99,7 @@ class KindConsumer:
             backoff=self.backoff or None,
         )
         self.subscription = await self.jetstream.pull_subscribe(
-            subject_for(self.kind), durable=durable_name(self.kind), stream=TOOLS_STREAM.name, config=config
+            subject_for(self.kind), durable=self.durable, stream=TOOLS_STREAM.name, config=config
         )
         self._tasks = [asyncio.create_task(self._fetch_loop()), asyncio.create_task(self._export_lag())]
 
@@ -176,7 +204,7 @@ class KindConsumer:
     async def _export_lag(self) -> None:
         while True:
             try:
-                info = await self.jetstream.consumer_info(TOOLS_STREAM.name, durable_name(self.kind))
+                info = await self.jetstream.consumer_info(TOOLS_STREAM.name, self.durable)
                 QUEUE_PENDING.labels(kind=self.kind).set(info.num_pending)
                 QUEUE_ACK_PENDING.labels(kind=self.kind).set(info.num_ack_pending)
             except Exception as exc:
