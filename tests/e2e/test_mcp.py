@@ -103,3 +103,18 @@ def test_too_many_servers_is_400_before_any_discovery(gateway_url, auth_headers,
     tools = [{**_mcp(fake_mcp), "server_label": f"s{n}"} for n in range(65)]
     reply = httpx.post(f"{gateway_url}/v1/responses", headers=auth_headers, json={"model": MODEL, "input": "x", "tools": tools})
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "too_many_mcp_servers"
+
+
+def test_store_false_clients_approve_by_sending_the_request_back(client: OpenAI, upstream, fake_mcp) -> None:
+    tools = [_mcp(fake_mcp, approval="always")]
+    upstream.script(FunctionCall("docs__echo", '{"text": "manual state"}'), Text("Approved and done."))
+    first = client.responses.create(model=MODEL, input="echo", tools=tools, store=False)
+    request = first.output[-1]
+    assert request.type == "mcp_approval_request"
+    history = [{"role": "user", "content": "echo"}, request.model_dump(exclude_none=True),
+               {"type": "mcp_approval_response", "approval_request_id": request.id, "approve": True}]
+    second = client.responses.create(model=MODEL, input=history, tools=tools, store=False)
+    assert second.output_text == "Approved and done."
+    sent = upstream.requests[-1]["input"]
+    assert [item.get("type", "message") for item in sent] == ["message", "function_call", "function_call_output"]
+    assert "manual state" in sent[-1]["output"]

@@ -122,7 +122,8 @@ class RoundLoop:
             self._preamble_events += view.opening(index) + events
             self.result.public_output += items
             outputs.append(function_call_output(call["call_id"], result))
-        self.result.continuation += outputs
+        # A store:false client sent the request back, not the model's call: the call is restored before its output.
+        self.result.continuation += [approval.call for approval in approvals if approval.restored] + outputs
         return outputs
 
     async def run(self, body: dict[str, Any], *, stream: bool, opening: list[dict[str, Any]]) -> AsyncIterator[PublicEvent]:

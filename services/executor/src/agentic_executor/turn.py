@@ -156,9 +156,10 @@ class TurnRunner:
         shown = listed_servers(history)
         loop.add_items_first([list_tools_item(server) for server in servers if server.declaration.server_label not in shown])
         outputs = await loop.settle_approvals(approvals) if approvals else []
-        validate_continuation(history, context.input_items + outputs)
+        restored = [approval.call for approval in approvals if approval.restored]
+        validate_continuation(history, context.input_items + restored + outputs)
         body = self._upstream_body(context, history, stream=stream)
-        body["input"] += model_input(outputs)
+        body["input"] += model_input(restored + outputs)
         return loop, body
 
     def _loop(self, context: TurnContext) -> RoundLoop:

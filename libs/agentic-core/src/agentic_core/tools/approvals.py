@@ -6,18 +6,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools.mcp import model_tool_name
 
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    request: dict[str, Any]  # the stored mcp_approval_request
+    request: dict[str, Any]  # the mcp_approval_request (stored, or sent back by a store:false client)
     call: dict[str, Any]     # the model's pending function call it stands for
     approved: bool
     reason: str | None
+    restored: bool = False   # the call was rebuilt from the request: the history did not hold it
 
 
 def resolve_approvals(history: list[dict[str, Any]], new_input: list[dict[str, Any]]) -> list[Approval]:
-    requests = {item["id"]: item for item in history if item.get("type") == "mcp_approval_request"}
+    """With `previous_response_id` or `conversation` the requests and calls are in the history; a client
+    keeping its own state (`store: false`) sends the requests back in its input instead."""
+    requests = {item.get("id"): item for item in [*history, *new_input] if item.get("type") == "mcp_approval_request"}
     used = {item.get("approval_request_id") for item in history if item.get("type") == "mcp_approval_response"}
     calls = {item.get("call_id"): item for item in history if item.get("type") == "function_call"}
     approvals: list[Approval] = []
@@ -37,5 +41,18 @@ def resolve_approvals(history: list[dict[str, Any]], new_input: list[dict[str, A
             raise InvalidRequest(f"No pending approval request {request_id!r} in this conversation or chain.",
                                  param=f"{param}.approval_request_id", code="unknown_approval_request")
         used.add(request_id)
-        approvals.append(Approval(request, calls[request["call_id"]], approve, item.get("reason")))
+        call = calls.get(request.get("call_id"))
+        if call is not None:
+            approvals.append(Approval(request, call, approve, item.get("reason")))
+        else:
+            approvals.append(Approval(request, _call_from(request, param), approve, item.get("reason"), restored=True))
     return approvals
+
+
+def _call_from(request: dict[str, Any], param: str) -> dict[str, Any]:
+    call_id, label, name = request.get("call_id"), request.get("server_label"), request.get("name")
+    if not all(isinstance(value, str) and value for value in (call_id, label, name)):
+        raise InvalidRequest("The approval request sent back is incomplete; send it as the response returned it.",
+                             param=param, code="invalid_value")
+    return {"id": f"fc_{call_id}", "type": "function_call", "call_id": call_id, "name": model_tool_name(label, name),
+            "arguments": request.get("arguments") or "{}", "status": "completed"}
