@@ -97,3 +97,14 @@ def test_errors_have_anthropics_shape(stack, upstream) -> None:
     body = orjson.loads(reply.content)
     assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
     assert upstream.requests == []  # refused before any inference
+
+
+def test_the_mcp_connector_runs_servers_through_the_bridge(anthropic_client: Anthropic, upstream, fake_mcp) -> None:
+    upstream.script(FunctionCall("docs__echo", '{"text": "via connector"}'), Text("Echoed via MCP."))
+    message = anthropic_client.messages.create(
+        model=MODEL, max_tokens=64, messages=USER,
+        extra_body={"mcp_servers": [{"type": "url", "url": fake_mcp.url, "name": "docs"}]},
+    )
+    assert message.content[-1].text == "Echoed via MCP." and message.stop_reason == "end_turn"
+    output = next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")
+    assert "via connector" in output["output"]

@@ -100,7 +100,7 @@ def test_responses_only_keys_are_refused(key: str) -> None:
     assert error.param == key and "not a Messages API parameter" in error.message
 
 
-@pytest.mark.parametrize("key", ["container", "mcp_servers"])
+@pytest.mark.parametrize("key", ["container"])
 def test_features_the_gateway_lacks_are_refused(key: str) -> None:
     assert _invalid(_body(**{key: [{"type": "url"}]})).code == "unsupported_parameter"
 
@@ -389,3 +389,19 @@ def test_count_tokens_reply_is_anthropics_shape() -> None:
     reply = count_tokens_reply(17)
     assert MessageTokensCount.model_validate(reply).input_tokens == 17
     assert orjson.dumps(reply) == b'{"input_tokens":17}'
+
+
+def test_the_mcp_connector_becomes_gateway_mcp_tools() -> None:
+    servers = [
+        {"type": "url", "url": "https://mcp.example.com/mcp", "name": "docs", "authorization_token": "t0k",
+         "tool_configuration": {"enabled": True, "allowed_tools": ["search"]}},
+        {"type": "url", "url": "https://off.example.com/mcp", "name": "off", "tool_configuration": {"enabled": False}},
+    ]
+    request = _translate(mcp_servers=servers)
+    assert request["tools"] == [{"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp",
+                                 "require_approval": "never", "authorization": "t0k", "allowed_tools": ["search"]}]
+
+
+@pytest.mark.parametrize("servers", ["x", [{"type": "url", "url": "https://a"}], [{"type": "stdio", "name": "a"}]])
+def test_malformed_mcp_connectors_are_refused(servers) -> None:
+    assert _invalid(_body(mcp_servers=servers)).param.startswith("mcp_servers")

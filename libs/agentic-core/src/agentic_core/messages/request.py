@@ -17,7 +17,8 @@ Validation happens here, before any inference: a malformed body raises
 | `output_config.effort`, `.format` | `reasoning.effort`, `text.format` (json_schema) |
 | `stream` | kept; `store` is always false (Messages is stateless) |
 | `thinking`, `service_tier`, `cache_control`, `speed`, `inference_geo`, … | accepted and dropped: the model server reasons (or not) on its own and has no tiers or prompt-cache controls |
-| `container`, `mcp_servers` | refused: the gateway offers neither |
+| `container` | refused: the gateway offers none |
+| `mcp_servers` | Anthropic's MCP connector → `mcp` tools run by the gateway (no approvals: the connector has none) |
 | Responses-only keys (`input`, `previous_response_id`, …) | refused: they would change what a stateless Messages call means |
 | anything else | forwarded untouched (model-server extras such as `seed`, `repetition_penalty`) |
 
@@ -62,7 +63,7 @@ _EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "
 # Keys read by the mapping below.
 _MAPPED = frozenset({
     "model", "messages", "system", "max_tokens", "tools", "tool_choice", "temperature", "top_p", "top_k",
-    "stop_sequences", "metadata", "stream", "output_config",
+    "stop_sequences", "metadata", "stream", "output_config", "mcp_servers",
 })
 # Anthropic keys with no meaning for a model server behind the gateway: accepted, not forwarded.
 _IGNORED = frozenset({
@@ -71,7 +72,6 @@ _IGNORED = frozenset({
 })
 _UNSUPPORTED = {
     "container": "Containers are not supported by this gateway.",
-    "mcp_servers": "MCP servers cannot be declared on /v1/messages; use /v1/responses with `mcp` tools.",
 }
 # Responses keys that would make a stateless Messages call stateful or change its limits behind its back.
 _RESPONSES_ONLY = frozenset({
@@ -115,11 +115,45 @@ def responses_request_from_messages(body: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(stream, bool):
             raise _invalid("stream", "expected a boolean")
         request["stream"] = stream
+    mcp_tools = _mcp_tools(body.get("mcp_servers"))
+    if mcp_tools:
+        request["tools"] = [*(request.get("tools") or []), *mcp_tools]
     for key, value in body.items():
         if key not in _MAPPED and key not in _IGNORED and key not in _UNSUPPORTED and key not in request:
             request[key] = value
     request["store"] = False
     return request
+
+
+def _mcp_tools(servers: Any) -> list[dict[str, Any]]:
+    """Anthropic's MCP connector (`mcp_servers`: {type: url, url, name, authorization_token?, tool_configuration?})
+    as the gateway's `mcp` tools."""
+    if servers is None:
+        return []
+    if not isinstance(servers, list):
+        raise _invalid("mcp_servers", "expected an array of servers")
+    tools = []
+    for index, server in enumerate(servers):
+        param = f"mcp_servers.{index}"
+        if not isinstance(server, dict) or server.get("type", "url") != "url":
+            raise _invalid(param, "expected {\"type\": \"url\", \"url\", \"name\"}")
+        url, name = server.get("url"), server.get("name")
+        if not isinstance(url, str) or not isinstance(name, str) or not url or not name:
+            raise _invalid(param, "a server needs a `url` and a `name`")
+        tool: dict[str, Any] = {"type": "mcp", "server_label": name, "server_url": url, "require_approval": "never"}
+        token = server.get("authorization_token")
+        if token is not None:
+            if not isinstance(token, str):
+                raise _invalid(f"{param}.authorization_token", "expected a string")
+            tool["authorization"] = token
+        configuration = server.get("tool_configuration") or {}
+        if isinstance(configuration, dict):
+            if configuration.get("enabled") is False:
+                continue
+            if isinstance(configuration.get("allowed_tools"), list):
+                tool["allowed_tools"] = configuration["allowed_tools"]
+        tools.append(tool)
+    return tools
 
 
 def count_tokens_request(body: dict[str, Any]) -> dict[str, Any]:
