@@ -202,3 +202,15 @@ def test_client_tool_call_continues_on_a_conversation(client: OpenAI, upstream) 
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "42"}],
     )
     assert second.output_text == "done"
+
+
+def test_a_client_that_hangs_up_mid_stream_does_not_keep_the_conversation(client: OpenAI, upstream, gateway_url,
+                                                                           auth_headers) -> None:
+    conversation = client.conversations.create()
+    upstream.script(Delay(2.0, Text("never read")), Text("next turn"))
+    with pytest.raises(httpx.ReadTimeout):  # the turn holds the conversation; the client gives up and hangs up
+        httpx.post(f"{gateway_url}/v1/responses", headers=auth_headers, timeout=httpx.Timeout(30, read=0.5),
+                   json={"model": MODEL, "input": "start", "conversation": conversation.id, "stream": True})
+    followed = client.responses.create(model=MODEL, input="again", conversation=conversation.id)
+    assert followed.status == "completed" and followed.output_text == "next turn"
+    assert _texts(client.conversations.items.list(conversation.id, order="asc").data) == ["again", "next turn"]
