@@ -167,6 +167,7 @@ class FakeUpstream:
         self.latency = latency  # added to every generation, like a real model's time to first token
         self.requests: list[dict[str, Any]] = []
         self.tokenize_requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # of each generation request, in order
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
@@ -194,6 +195,7 @@ class FakeUpstream:
             self._script.clear()
             self.requests.clear()
             self.tokenize_requests.clear()
+            self.headers.clear()
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -290,6 +292,8 @@ class FakeUpstream:
 
     async def _responses(self, request: Request) -> Response:
         payload = orjson.loads(await request.body())
+        with self._lock:
+            self.headers.append(dict(request.headers))
         reply = self._next_reply(payload)
         while isinstance(reply, Delay):
             await asyncio.sleep(reply.seconds)

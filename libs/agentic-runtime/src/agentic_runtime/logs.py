@@ -8,6 +8,8 @@ import time
 
 import orjson
 
+from agentic_runtime.tracing import configure_tracing, current_ids
+
 
 class JsonFormatter(logging.Formatter):
     def __init__(self, service: str) -> None:
@@ -22,6 +24,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        ids = current_ids()
+        if ids is not None:
+            entry["trace_id"], entry["span_id"] = ids
         for key in ("request_id", "tenant", "response_id"):
             value = getattr(record, key, None)
             if value is not None:
@@ -32,6 +37,8 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(service: str, level: str) -> None:
+    """JSON logs with the current trace's ids; also sets up tracing (every service calls this once)."""
+    configure_tracing(service)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter(service))
     root = logging.getLogger()

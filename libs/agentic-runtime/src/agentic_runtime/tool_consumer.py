@@ -20,12 +20,17 @@ from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import KeyNotFoundError
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 from prometheus_client import Counter, Gauge, Histogram
 
 from agentic_runtime.nats import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, ensure_key_value
+from agentic_runtime.tracing import context_from, tracer
 
 log = logging.getLogger(__name__)
 REPLY_HEADER = "Agentic-Reply"
+_tracer = tracer("agentic.tools")
 
 # Queue depth and lag per kind drive autoscaling (KEDA on the durable consumer, or these gauges).
 CALLS = Histogram(
@@ -162,6 +167,11 @@ class KindConsumer:
             await self._answer(reply, stored)
             await message.ack()
             return
+        # This task exists for this call alone: the call's span stays current in it, no detach needed.
+        span = _tracer.start_span(f"tool {call.kind}", context=context_from(call.trace), kind=SpanKind.CONSUMER,
+                                  attributes={"agentic.tool": call.tool, "agentic.call_id": call.call_id})
+        otel_context.attach(trace.set_span_in_context(span))
+        log.info("running %s call %s", call.tool, call.call_id)
         heartbeat = asyncio.create_task(self._heartbeat(message))
         IN_FLIGHT.labels(kind=self.kind).inc()
         started = time.perf_counter()
@@ -170,6 +180,7 @@ class KindConsumer:
         finally:
             heartbeat.cancel()
             IN_FLIGHT.labels(kind=self.kind).dec()
+            span.end()
         CALLS.labels(kind=self.kind, status=result.status).observe(time.perf_counter() - started)
         payload = result.to_json()
         await self.results.put(call.call_id, payload)

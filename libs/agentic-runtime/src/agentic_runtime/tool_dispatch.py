@@ -23,6 +23,7 @@ from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Histogram
 
 from agentic_runtime.nats import TOOLS_STREAM
+from agentic_runtime.tracing import carrier
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ async def run_gateway_calls(
         lock = serial.setdefault(binding.name, asyncio.Lock()) if not binding.parallel_safe else None
         async with semaphore, (lock or contextlib.nullcontext()):
             tool_call = ToolCall(call_id=dispatch_id, kind=binding.kind, tool=binding.runner_name, arguments=arguments,
-                                 params=binding.params, deadline=time.time() + timeout, tenant=tenant)
+                                 params=binding.params, deadline=time.time() + timeout, tenant=tenant, trace=carrier())
             return await dispatcher.call(tool_call, timeout)
 
     return list(await asyncio.gather(*(one(call) for call in calls)))

@@ -20,6 +20,7 @@ from agentic_core.errors import AgenticError, UpstreamTimeout, UpstreamUnavailab
 from agentic_core.routing import ModelRoute, ModelRouter, parse_routes
 
 from agentic_runtime.settings import UpstreamSettings
+from agentic_runtime.tracing import carrier
 
 # Failures that happen before the server has answered anything: safe to retry.
 _RETRYABLE = (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
@@ -73,7 +74,9 @@ class UpstreamHttp:
 
     @staticmethod
     def headers(route: ModelRoute, content_type: str | None = "application/json") -> dict[str, str]:
-        headers = {"content-type": content_type} if content_type else {}
+        headers = carrier()  # vLLM and most servers continue a W3C trace
+        if content_type:
+            headers["content-type"] = content_type
         if route.api_key:
             headers["authorization"] = f"Bearer {route.api_key}"
         return headers
