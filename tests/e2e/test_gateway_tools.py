@@ -53,10 +53,10 @@ def test_streamed_rounds_form_one_continuous_response(client: OpenAI, upstream) 
 def test_a_mixed_round_runs_the_gateway_call_and_returns_the_client_call(client: OpenAI, upstream) -> None:
     upstream.script(Output([FunctionCall("echo", '{"text": "x"}'), FunctionCall("ask_user", "{}")]), Text("thanks"))
     first = client.responses.create(model=MODEL, input="mixed", tools=[ECHO, CLIENT_TOOL])
-    # Items the model streamed are shown as they came; the executed gateway call follows with its output.
+    # The model's order: the executed gateway call (with its output), then the client's call.
     assert [(item.type, getattr(item, "name", None)) for item in first.output] == [
-        ("function_call", "ask_user"), ("function_call", "echo"), ("function_call_output", None)]
-    client_call = first.output[0]
+        ("function_call", "echo"), ("function_call_output", None), ("function_call", "ask_user")]
+    client_call = first.output[2]
     assert len(upstream.requests) == 1  # no second round: the client acts
     second = client.responses.create(
         model=MODEL, previous_response_id=first.id, tools=[ECHO, CLIENT_TOOL],
@@ -96,6 +96,18 @@ def test_tool_failures_become_outputs_for_the_model_not_failed_responses(client:
     assert response.status == "completed" and response.output_text == "recovered"
     (output,) = _outputs_sent(upstream.requests[1])
     assert output["output"].startswith(seen_by_model)
+
+
+def test_a_streamed_mixed_round_keeps_the_models_order(client: OpenAI, upstream) -> None:
+    upstream.script(Output([Text("Let me check."), FunctionCall("echo", '{"text": "x"}'), FunctionCall("ask_user", "{}")]))
+    events = list(client.responses.create(model=MODEL, input="mixed", tools=[ECHO, CLIENT_TOOL], stream=True))
+    added = [(event.output_index, event.item.type, getattr(event.item, "name", None))
+             for event in events if event.type == "response.output_item.added"]
+    assert added == [(0, "message", None), (1, "function_call", "echo"), (2, "function_call_output", None),
+                     (3, "function_call", "ask_user")]
+    final = events[-1].response
+    assert [item.type for item in final.output] == ["message", "function_call", "function_call_output", "function_call"]
+    assert [event.sequence_number for event in events] == list(range(len(events)))
 
 
 def test_max_tool_calls_is_honoured(client: OpenAI, upstream) -> None:

@@ -160,8 +160,17 @@ class _Turn:
         assert outcome is not None
         self.usage = _add_usage(self.usage, outcome.usage)
         gateway_calls = [item for item in outcome.output if self._is_gateway(item)]
-        self.public_output += [item for item in outcome.output if not self._is_gateway(item)]
+        first = next((n for n, item in enumerate(outcome.output) if self._is_gateway(item)), len(outcome.output))
+        self.public_output += [item for n, item in enumerate(outcome.output) if n < first and not self._is_gateway(item)]
+        later = [item for n, item in enumerate(outcome.output) if n > first and not self._is_gateway(item)]
+
+        def release_later() -> None:  # as rounds.py: the items after the first gateway call come after its items
+            for event_type, _, data in translator.release_deferred(len(self.public_output)):
+                self.events.append((event_type, orjson.loads(data)))
+            self.public_output.extend(later)
+
         if not gateway_calls or outcome.status != "completed":
+            release_later()
             return outcome.status
         index = len(self.public_output)
         for call in gateway_calls:
@@ -176,6 +185,7 @@ class _Turn:
                 self._emit(event)
             self.public_output += items
             index += len(items)
+        release_later()
         return "continue"
 
     def finish(self, status: str = "completed", **fields: Any) -> dict[str, Any]:

@@ -171,24 +171,37 @@ class RoundLoop:
                 outcome = outcome_from_json(await self.upstream.create_response(self.route, body))
                 if round_number == 1:
                     UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
-            async for event in self._after_round(outcome, body, round_number, stream):
+            async for event in self._after_round(outcome, body, round_number, translator if stream else None):
                 yield event
             if self.result.status != "continue":
                 TOOL_ROUNDS.observe(round_number)
                 return
 
+    def _release_later_items(self, later: list[dict[str, Any]], translator: StreamTranslator | None) -> list[PublicEvent]:
+        """The round's items after its first gateway call, shown after that call's public items (the model's order)."""
+        events = translator.release_deferred(len(self.result.public_output)) if translator is not None else []
+        self.result.public_output += later
+        return events
+
     async def _after_round(
-        self, outcome: RoundOutcome, body: dict[str, Any], round_number: int, stream: bool
+        self, outcome: RoundOutcome, body: dict[str, Any], round_number: int, translator: StreamTranslator | None
     ) -> AsyncIterator[PublicEvent]:
         result = self.result
+        stream = translator is not None
         result.usage = add_usage(result.usage, outcome.usage)
         if outcome.status == "failed":
+            for event in self._release_later_items([], translator):
+                yield event
             result.status, result.error = "failed", outcome.error
             return
         waiting = [item for item in outcome.output if self._is_gateway_item(item) and self._binding(item).requires_approval]
         gateway_calls = [item for item in outcome.output if self._is_gateway_item(item) and item not in waiting]
         client_calls = [item for item in outcome.output if item.get("type") in CALL_TYPES and not self._is_gateway_item(item)]
-        result.public_output += [item for item in outcome.output if not self._is_gateway_item(item)]
+        first_gateway = next((position for position, item in enumerate(outcome.output) if self._is_gateway_item(item)),
+                             len(outcome.output))
+        visible = [(position, item) for position, item in enumerate(outcome.output) if not self._is_gateway_item(item)]
+        result.public_output += [item for position, item in visible if position < first_gateway]
+        later = [item for position, item in visible if position > first_gateway]
         result.continuation += outcome.output
         if outcome.status != "completed" and (gateway_calls or waiting):
             # Cut short (max_output_tokens) with a call the model never finished: it is not executed.
@@ -204,6 +217,8 @@ class RoundLoop:
             result.public_output.append(request)
             result.continuation.append(request)
         if not gateway_calls:
+            for event in self._release_later_items(later, translator):
+                yield event
             result.status, result.incomplete_details = outcome.status, outcome.incomplete_details
             return
         views = [GatewayCallView(self._binding(call), call, self.include) for call in gateway_calls]
@@ -224,6 +239,8 @@ class RoundLoop:
                 for event in events:
                     yield self._emit(event)
             outputs.append(function_call_output(view.call["call_id"], tool_result))
+        for event in self._release_later_items(later, translator):
+            yield event
         result.continuation += outputs
         if client_calls or waiting:
             result.status = "completed"  # the client owns the next step

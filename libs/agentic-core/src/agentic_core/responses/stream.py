@@ -93,6 +93,10 @@ class StreamTranslator:
         self.is_hidden = is_hidden
         self._public_index: dict[int, int] = {}
         self._hidden: set[int] = set()
+        # Items after the first hidden call wait, so that the client sees the model's order:
+        # they follow the executed call's public items (see `release_deferred`).
+        self._first_hidden: int | None = None
+        self._deferred: dict[int, list[dict[str, Any]]] = {}
         self._done_items: dict[int, dict[str, Any]] = {}
         self._terminal: RoundOutcome | None = None
 
@@ -130,8 +134,13 @@ class StreamTranslator:
             if (event_type == "response.output_item.added" and isinstance(output_index, int)
                     and self.is_hidden is not None and self.is_hidden(item)):
                 self._hidden.add(output_index)
+                if self._first_hidden is None or output_index < self._first_hidden:
+                    self._first_hidden = output_index
         if isinstance(output_index, int):
             if output_index in self._hidden:
+                return None
+            if self._first_hidden is not None and output_index > self._first_hidden:
+                self._deferred.setdefault(output_index, []).append(event)
                 return None
             public_index = self._public_index.get(output_index)
             if public_index is None:
@@ -146,6 +155,21 @@ class StreamTranslator:
         if "logprobs" in event and event["logprobs"] is None:
             event["logprobs"] = []
         return self.sequencer.emit(event)
+
+    @property
+    def first_hidden(self) -> int | None:
+        return self._first_hidden
+
+    def release_deferred(self, next_public_index: int) -> list[tuple[str, int, bytes]]:
+        """The held-back items' events, numbered from `next_public_index` on, in the model's order."""
+        released = []
+        for upstream_index in sorted(self._deferred):
+            for event in self._deferred[upstream_index]:
+                event["output_index"] = next_public_index
+                released.append(self.sequencer.emit(event))
+            next_public_index += 1
+        self._deferred.clear()
+        return released
 
     def outcome(self) -> RoundOutcome | None:
         """The round's result, or None when the stream ended without a terminal event."""
