@@ -13,6 +13,9 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
+# FastAPI would trace and meter every request itself once a tracer provider exists: a span per
+# request on the hot path. Our services open the spans that matter (a turn, a tool call) themselves.
+NO_FRAMEWORK_TELEMETRY = {"tracing": False, "metrics": False}
 
 
 def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:

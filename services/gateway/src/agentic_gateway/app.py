@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from agentic_core.errors import AgenticError
 from agentic_core.routing import ModelRouter
-from agentic_runtime.http_service import add_probe_routes
+from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -49,7 +49,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             await app.state.gateway.upstream.close()
             await peers.close()
 
-    app = FastAPI(title="agentic", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="agentic", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  telemetry=NO_FRAMEWORK_TELEMETRY)
     app.add_exception_handler(AgenticError, agentic_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_error_handler)

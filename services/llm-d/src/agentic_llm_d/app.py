@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from agentic_core.errors import AgenticError
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
-from agentic_runtime.http_service import add_probe_routes
+from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.tool_dispatch import ToolDispatcher
 from fastapi import FastAPI, Request
@@ -51,7 +51,8 @@ def create_app(settings: LlmDSettings) -> FastAPI:
             await app.state.state_channel.close()
             await app.state.nats.drain()
 
-    app = FastAPI(title="agentic-llm-d", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="agentic-llm-d", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  telemetry=NO_FRAMEWORK_TELEMETRY)
     app.add_exception_handler(AgenticError, agentic_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_exception_handler(Exception, unexpected_error_handler)

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 import orjson
 from agentic_runtime import nats
-from agentic_runtime.http_service import add_probe_routes
+from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.tool_consumer import KindConsumer
 from fastapi import FastAPI
 
@@ -56,7 +56,8 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
                 await consumer.stop(settings.drain_seconds)
             await client.drain()
 
-    app = FastAPI(title="agentic-tool-runner", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="agentic-tool-runner", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+                  telemetry=NO_FRAMEWORK_TELEMETRY)
 
     async def readiness() -> dict[str, bool]:
         return {"nats": app.state.nats.is_connected}
