@@ -13,11 +13,16 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 
 def configure_tracing(service: str) -> None:
-    provider = TracerProvider(resource=Resource.create({"service.name": f"agentic-{service}"}))
-    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+    exporting = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    # With nowhere to send spans, record none: ids are still made and propagated (logs and peers keep
+    # the trace), at a fraction of a recorded span's cost on every turn.
+    sampler = None if exporting else ALWAYS_OFF
+    provider = TracerProvider(resource=Resource.create({"service.name": f"agentic-{service}"}), sampler=sampler)
+    if exporting:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
