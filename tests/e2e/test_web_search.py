@@ -57,3 +57,20 @@ def test_too_many_queries_get_a_hint_back(client: OpenAI, upstream) -> None:
     client.responses.create(model=MODEL, input="search a lot", tools=[WEB_SEARCH])
     output = next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")
     assert output["output"].startswith("Hint:")
+
+
+def test_a_conversation_lists_the_search_and_the_model_remembers_the_call(client: OpenAI, upstream) -> None:
+    conversation = client.conversations.create()
+    upstream.script(FunctionCall("web_search", '{"queries": ["kept"]}'), Text("found"), Text("second"), Text("third"))
+    client.responses.create(model=MODEL, input="search it", tools=[WEB_SEARCH], conversation=conversation.id)
+    listed = client.conversations.items.list(conversation.id, order="asc").data
+    assert [item.type for item in listed] == ["message", "web_search_call", "message"]
+
+    client.responses.create(model=MODEL, input="and?", conversation=conversation.id)
+    assert [item["type"] for item in upstream.requests[-1]["input"]] == [
+        "message", "function_call", "function_call_output", "message", "message"]
+
+    # Deleting the search removes it from the model's history too (its call and output).
+    client.conversations.items.delete(listed[1].id, conversation_id=conversation.id)
+    client.responses.create(model=MODEL, input="again", conversation=conversation.id)
+    assert [item["type"] for item in upstream.requests[-1]["input"]] == ["message"] * 5

@@ -50,6 +50,7 @@ class TurnResult:
     incomplete_details: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     rounds: int = 0
+    public_of_call: dict[str, str] = field(default_factory=dict)  # gateway call id → its public item's id
 
 
 def add_usage(total: dict[str, Any] | None, more: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -121,7 +122,7 @@ class RoundLoop:
             items, events = view.closing(index, result)
             self._preamble_events += view.opening(index) + events
             self.result.public_output += items
-            outputs.append(function_call_output(call["call_id"], result))
+            outputs.append(self._model_output(view, items, result))
         # A store:false client sent the request back, not the model's call: the call is restored before its output.
         self.result.continuation += [approval.call for approval in approvals if approval.restored] + outputs
         return outputs
@@ -176,6 +177,13 @@ class RoundLoop:
             if self.result.status != "continue":
                 TOOL_ROUNDS.observe(round_number)
                 return
+
+    def _model_output(self, view: GatewayCallView, public_items: list[dict[str, Any]], tool_result: ToolResult) -> dict[str, Any]:
+        """The output the model reads. Shown as is for operator tools; else behind the public item, linked to it."""
+        if view.binding.public_type == "function_call":
+            return public_items[1]
+        self.result.public_of_call[view.call["call_id"]] = view.public_id
+        return function_call_output(view.call["call_id"], tool_result)
 
     def _release_later_items(self, later: list[dict[str, Any]], translator: StreamTranslator | None) -> list[PublicEvent]:
         """The round's items after its first gateway call, shown after that call's public items (the model's order)."""
@@ -238,7 +246,7 @@ class RoundLoop:
             if stream:
                 for event in events:
                     yield self._emit(event)
-            outputs.append(function_call_output(view.call["call_id"], tool_result))
+            outputs.append(self._model_output(view, items, tool_result))
         for event in self._release_later_items(later, translator):
             yield event
         result.continuation += outputs

@@ -18,6 +18,7 @@ import orjson
 from agentic.v1 import common_pb2, executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.ids import new_response_id
+from agentic_core.responses.conversation_view import conversation_rows
 from agentic_core.responses.items import model_input, normalize_input
 from agentic_core.responses.pending_calls import validate_continuation
 from agentic_core.responses.request import (
@@ -276,9 +277,18 @@ class TurnRunner:
                 store_response=context.request.store,
                 conversation_id=context.conversation_id or "",
                 lease_token=context.lease_token or "",
+                conversation_items=self._conversation_items(context, result),
             )
         )
         context.persisted = True
+
+    @staticmethod
+    def _conversation_items(context: TurnContext, result: TurnResult) -> list[state_pb2.Item]:
+        if context.conversation_id is None:
+            return []
+        rows = conversation_rows(context.input_items, result.public_output, result.continuation, result.public_of_call)
+        return [state_pb2.Item(id=item["id"], data=orjson.dumps(item), visibility=visibility, linked_item_id=linked)
+                for item, visibility, linked in rows]
 
 
 def _should_persist(context: TurnContext, result: TurnResult) -> bool:

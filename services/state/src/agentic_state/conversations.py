@@ -33,7 +33,12 @@ def conversation_json(conversation_id: str, created_at: datetime, metadata: str)
     )
 
 
-_HISTORY_SQL = "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 ORDER BY position"
+_HISTORY_SQL = (
+    "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public'"
+    " ORDER BY position"
+)
+# What listings show: the client's view of the conversation.
+_SHOWN = "visibility <> 'model'"
 
 # The history is read only when the lease was taken; item writes need the lease, so it is stable.
 _BEGIN_TURN_SQL = f"""
@@ -44,7 +49,7 @@ WITH leased AS (
 )
 SELECT EXISTS (SELECT 1 FROM leased) AS leased,
        array(SELECT item::text FROM conversation_items
-              WHERE tenant = $1 AND conversation_id = $2 AND EXISTS (SELECT 1 FROM leased)
+              WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public' AND EXISTS (SELECT 1 FROM leased)
               ORDER BY position) AS items
 """
 
@@ -142,14 +147,14 @@ class ConversationStore:
             if after:
                 cursor = await connection.fetchval(
                     "SELECT max(position) FROM conversation_items"
-                    " WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3",
+                    f" WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3 AND {_SHOWN}",
                     tenant, conversation_id, after,
                 )
                 if cursor is None:
                     raise InvalidRequest(f"No item with id '{after}' in this conversation.", param="after", code="invalid_cursor")
             comparison, direction = (">", "ASC") if ascending else ("<", "DESC")
             rows = await connection.fetch(
-                "SELECT item_id, item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2"
+                f"SELECT item_id, item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND {_SHOWN}"
                 f" AND ($3::bigint IS NULL OR position {comparison} $3) ORDER BY position {direction} LIMIT $4",
                 tenant, conversation_id, cursor, limit + 1,
             )
@@ -161,7 +166,7 @@ class ConversationStore:
             await self._require(connection, tenant, conversation_id)
             item = await connection.fetchval(
                 "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3"
-                " ORDER BY position DESC LIMIT 1",
+                f" AND {_SHOWN} ORDER BY position DESC LIMIT 1",
                 tenant, conversation_id, item_id,
             )
         if item is None:
@@ -180,7 +185,8 @@ class ConversationStore:
             if row is None:
                 await raise_missing_or_locked(connection, tenant, conversation_id)
             status = await connection.execute(
-                "DELETE FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3",
+                "DELETE FROM conversation_items WHERE tenant = $1 AND conversation_id = $2"
+                " AND (item_id = $3 OR linked_item_id = $3)",
                 tenant, conversation_id, item_id,
             )
             if status == "DELETE 0":

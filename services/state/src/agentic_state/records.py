@@ -18,6 +18,7 @@ class TurnRecord:
     store_response: bool = True
     conversation_id: str | None = None
     lease_token: str | None = None
+    conversation_items: list[tuple[str, str, str, str]] | None = None  # (item id, JSON, visibility, linked item id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,9 @@ class StateServicer(state_pb2_grpc.StateServicer):
                 store_response=request.store_response,
                 conversation_id=request.conversation_id or None,
                 lease_token=request.lease_token or None,
+                conversation_items=[(item.id, item.data.decode(), item.visibility, item.linked_item_id)
+                                    for item in request.conversation_items]
+                or None,
             )
         )
         return state_pb2.PersistTurnReply()

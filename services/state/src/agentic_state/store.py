@@ -64,14 +64,17 @@ SELECT count(*) FROM inserted
 _PERSIST_CONVERSATION_TURN_SQL = """
 WITH conversation AS (
     UPDATE conversations
-       SET next_position = next_position + cardinality($9::text[]), revision = revision + 1,
+       SET next_position = next_position + cardinality($14::text[]), revision = revision + 1,
            lease_token = NULL, lease_expires_at = NULL
      WHERE tenant = $1 AND id = $11 AND deleted_at IS NULL AND lease_token = $12
-    RETURNING next_position - cardinality($9::text[]) AS start
+    RETURNING next_position - cardinality($14::text[]) AS start
 ), conversation_items_added AS (
-    INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id)
-    SELECT $1, $11, conversation.start + t.ordinality - 1, t.item_id, t.item, CASE WHEN $13 THEN $2 END
-      FROM conversation, unnest($9::text[], $10::json[]) WITH ORDINALITY AS t (item_id, item, ordinality)
+    INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id, visibility,
+                                    linked_item_id)
+    SELECT $1, $11, conversation.start + t.ordinality - 1, t.item_id, t.item, CASE WHEN $13 THEN $2 END, t.visibility,
+           NULLIF(t.linked, '')
+      FROM conversation, unnest($14::text[], $15::json[], $16::text[], $17::text[]) WITH ORDINALITY
+           AS t (item_id, item, visibility, linked, ordinality)
 ), inserted AS (
     INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id)
     SELECT $1, $2, $3, $4, $5, $6, $11 WHERE $13 AND EXISTS (SELECT 1 FROM conversation)
@@ -170,10 +173,16 @@ class StateStore:
         if turn.conversation_id is None:
             await self._insert_response(self.pool, turn)
             return
+        conversation_items = turn.conversation_items
+        if conversation_items is None:
+            conversation_items = [(item_id, item, "both", "") for item_id, item in turn.input_items + turn.output_items]
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(
                 _PERSIST_CONVERSATION_TURN_SQL, *turn_arguments(turn), turn.conversation_id, turn.lease_token,
-                turn.store_response,
+                turn.store_response, [item_id for item_id, _, _, _ in conversation_items],
+                [item for _, item, _, _ in conversation_items],
+                [visibility or "both" for _, _, visibility, _ in conversation_items],
+                [linked or "" for _, _, _, linked in conversation_items],
             )
             if not row["appended"]:
                 await raise_missing_or_locked(connection, turn.tenant, turn.conversation_id)

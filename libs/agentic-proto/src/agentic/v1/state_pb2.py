@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from agentic.v1 import common_pb2 as agentic_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentic/v1/state.proto\x12\nagentic.v1\x1a\x17\x61gentic/v1/common.proto\"S\n\x12GetResponseRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\"\"\n\x0eStoredResponse\x12\x10\n\x08response\x18\x01 \x01(\x0c\"V\n\x15\x44\x65leteResponseRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\"&\n\x13\x44\x65leteResponseReply\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x97\x01\n\x15ListInputItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\r\n\x05\x61\x66ter\x18\x04 \x01(\t\x12\x0e\n\x06\x62\x65\x66ore\x18\x05 \x01(\t\x12\x11\n\tascending\x18\x06 \x01(\x08\"=\n\x08ItemPage\x12\x1f\n\x05items\x18\x01 \x03(\x0b\x32\x10.agentic.v1.Item\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"Z\n\x10RehydrateRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x1c\n\x14previous_response_id\x18\x02 \x01(\t\"\x18\n\x07History\x12\r\n\x05items\x18\x01 \x03(\x0c\"\xb7\x02\n\x12PersistTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\x1c\n\x14previous_response_id\x18\x03 \x01(\t\x12\x10\n\x08response\x18\x04 \x01(\x0c\x12%\n\x0binput_items\x18\x05 \x03(\x0b\x32\x10.agentic.v1.Item\x12&\n\x0coutput_items\x18\x06 \x03(\x0b\x32\x10.agentic.v1.Item\x12\r\n\x05model\x18\x07 \x01(\t\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x16\n\x0estore_response\x18\t \x01(\x08\x12\x17\n\x0f\x63onversation_id\x18\n \x01(\t\x12\x13\n\x0blease_token\x18\x0b \x01(\t\"\x12\n\x10PersistTurnReply\" \n\x04Item\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"T\n\x0f\x43onversationRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\"i\n\x13\x43onversationItemRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x0f\n\x07item_id\x18\x03 \x01(\t\"\x91\x01\n\x19\x43reateConversationRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\x12\x1f\n\x05items\x18\x04 \x03(\x0b\x32\x10.agentic.v1.Item\"p\n\x19UpdateConversationRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\")\n\x11\x43onversationReply\x12\x14\n\x0c\x63onversation\x18\x01 \x01(\x0c\"*\n\x17\x44\x65leteConversationReply\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x84\x01\n\x1e\x41ppendConversationItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x1f\n\x05items\x18\x03 \x03(\x0b\x32\x10.agentic.v1.Item\"\x92\x01\n\x1cListConversationItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\r\n\x05\x61\x66ter\x18\x04 \x01(\t\x12\x11\n\tascending\x18\x05 \x01(\x08\"\x8d\x01\n\x1c\x42\x65ginConversationTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12\x15\n\rlease_seconds\x18\x04 \x01(\x01\"!\n\x10\x43onversationTurn\x12\r\n\x05items\x18\x01 \x03(\x0c\"t\n\x1a\x45ndConversationTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x13\n\x0blease_token\x18\x03 \x01(\t\"\x1a\n\x18\x45ndConversationTurnReply\"W\n\x17PersistSplitTurnRequest\x12,\n\x04turn\x18\x01 \x01(\x0b\x32\x1e.agentic.v1.PersistTurnRequest\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\";\n\x15PersistSplitTurnReply\x12\x10\n\x08replayed\x18\x01 \x01(\x08\x12\x10\n\x08response\x18\x02 \x01(\x0c\x32\xa7\x0b\n\x05State\x12I\n\x0bGetResponse\x12\x1e.agentic.v1.GetResponseRequest\x1a\x1a.agentic.v1.StoredResponse\x12T\n\x0e\x44\x65leteResponse\x12!.agentic.v1.DeleteResponseRequest\x1a\x1f.agentic.v1.DeleteResponseReply\x12I\n\x0eListInputItems\x12!.agentic.v1.ListInputItemsRequest\x1a\x14.agentic.v1.ItemPage\x12>\n\tRehydrate\x12\x1c.agentic.v1.RehydrateRequest\x1a\x13.agentic.v1.History\x12K\n\x0bPersistTurn\x12\x1e.agentic.v1.PersistTurnRequest\x1a\x1c.agentic.v1.PersistTurnReply\x12Z\n\x12\x43reateConversation\x12%.agentic.v1.CreateConversationRequest\x1a\x1d.agentic.v1.ConversationReply\x12M\n\x0fGetConversation\x12\x1b.agentic.v1.ConversationRef\x1a\x1d.agentic.v1.ConversationReply\x12Z\n\x12UpdateConversation\x12%.agentic.v1.UpdateConversationRequest\x1a\x1d.agentic.v1.ConversationReply\x12V\n\x12\x44\x65leteConversation\x12\x1b.agentic.v1.ConversationRef\x1a#.agentic.v1.DeleteConversationReply\x12[\n\x17\x41ppendConversationItems\x12*.agentic.v1.AppendConversationItemsRequest\x1a\x14.agentic.v1.ItemPage\x12W\n\x15ListConversationItems\x12(.agentic.v1.ListConversationItemsRequest\x1a\x14.agentic.v1.ItemPage\x12H\n\x13GetConversationItem\x12\x1f.agentic.v1.ConversationItemRef\x1a\x10.agentic.v1.Item\x12X\n\x16\x44\x65leteConversationItem\x12\x1f.agentic.v1.ConversationItemRef\x1a\x1d.agentic.v1.ConversationReply\x12_\n\x15\x42\x65ginConversationTurn\x12(.agentic.v1.BeginConversationTurnRequest\x1a\x1c.agentic.v1.ConversationTurn\x12\x63\n\x13\x45ndConversationTurn\x12&.agentic.v1.EndConversationTurnRequest\x1a$.agentic.v1.EndConversationTurnReply\x12J\n\x16GetConversationHistory\x12\x1b.agentic.v1.ConversationRef\x1a\x13.agentic.v1.History\x12Z\n\x10PersistSplitTurn\x12#.agentic.v1.PersistSplitTurnRequest\x1a!.agentic.v1.PersistSplitTurnReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentic/v1/state.proto\x12\nagentic.v1\x1a\x17\x61gentic/v1/common.proto\"S\n\x12GetResponseRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\"\"\n\x0eStoredResponse\x12\x10\n\x08response\x18\x01 \x01(\x0c\"V\n\x15\x44\x65leteResponseRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\"&\n\x13\x44\x65leteResponseReply\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x97\x01\n\x15ListInputItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\r\n\x05\x61\x66ter\x18\x04 \x01(\t\x12\x0e\n\x06\x62\x65\x66ore\x18\x05 \x01(\t\x12\x11\n\tascending\x18\x06 \x01(\x08\"=\n\x08ItemPage\x12\x1f\n\x05items\x18\x01 \x03(\x0b\x32\x10.agentic.v1.Item\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"Z\n\x10RehydrateRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x1c\n\x14previous_response_id\x18\x02 \x01(\t\"\x18\n\x07History\x12\r\n\x05items\x18\x01 \x03(\x0c\"\xe5\x02\n\x12PersistTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\x1c\n\x14previous_response_id\x18\x03 \x01(\t\x12\x10\n\x08response\x18\x04 \x01(\x0c\x12%\n\x0binput_items\x18\x05 \x03(\x0b\x32\x10.agentic.v1.Item\x12&\n\x0coutput_items\x18\x06 \x03(\x0b\x32\x10.agentic.v1.Item\x12\r\n\x05model\x18\x07 \x01(\t\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x16\n\x0estore_response\x18\t \x01(\x08\x12\x17\n\x0f\x63onversation_id\x18\n \x01(\t\x12\x13\n\x0blease_token\x18\x0b \x01(\t\x12,\n\x12\x63onversation_items\x18\x0c \x03(\x0b\x32\x10.agentic.v1.Item\"\x12\n\x10PersistTurnReply\"L\n\x04Item\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x12\n\nvisibility\x18\x03 \x01(\t\x12\x16\n\x0elinked_item_id\x18\x04 \x01(\t\"T\n\x0f\x43onversationRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\"i\n\x13\x43onversationItemRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x0f\n\x07item_id\x18\x03 \x01(\t\"\x91\x01\n\x19\x43reateConversationRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\x12\x1f\n\x05items\x18\x04 \x03(\x0b\x32\x10.agentic.v1.Item\"p\n\x19UpdateConversationRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\")\n\x11\x43onversationReply\x12\x14\n\x0c\x63onversation\x18\x01 \x01(\x0c\"*\n\x17\x44\x65leteConversationReply\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x84\x01\n\x1e\x41ppendConversationItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x1f\n\x05items\x18\x03 \x03(\x0b\x32\x10.agentic.v1.Item\"\x92\x01\n\x1cListConversationItemsRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\r\x12\r\n\x05\x61\x66ter\x18\x04 \x01(\t\x12\x11\n\tascending\x18\x05 \x01(\x08\"\x8d\x01\n\x1c\x42\x65ginConversationTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x13\n\x0blease_token\x18\x03 \x01(\t\x12\x15\n\rlease_seconds\x18\x04 \x01(\x01\"!\n\x10\x43onversationTurn\x12\r\n\x05items\x18\x01 \x03(\x0c\"t\n\x1a\x45ndConversationTurnRequest\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x17\n\x0f\x63onversation_id\x18\x02 \x01(\t\x12\x13\n\x0blease_token\x18\x03 \x01(\t\"\x1a\n\x18\x45ndConversationTurnReply\"W\n\x17PersistSplitTurnRequest\x12,\n\x04turn\x18\x01 \x01(\x0b\x32\x1e.agentic.v1.PersistTurnRequest\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\";\n\x15PersistSplitTurnReply\x12\x10\n\x08replayed\x18\x01 \x01(\x08\x12\x10\n\x08response\x18\x02 \x01(\x0c\x32\xa7\x0b\n\x05State\x12I\n\x0bGetResponse\x12\x1e.agentic.v1.GetResponseRequest\x1a\x1a.agentic.v1.StoredResponse\x12T\n\x0e\x44\x65leteResponse\x12!.agentic.v1.DeleteResponseRequest\x1a\x1f.agentic.v1.DeleteResponseReply\x12I\n\x0eListInputItems\x12!.agentic.v1.ListInputItemsRequest\x1a\x14.agentic.v1.ItemPage\x12>\n\tRehydrate\x12\x1c.agentic.v1.RehydrateRequest\x1a\x13.agentic.v1.History\x12K\n\x0bPersistTurn\x12\x1e.agentic.v1.PersistTurnRequest\x1a\x1c.agentic.v1.PersistTurnReply\x12Z\n\x12\x43reateConversation\x12%.agentic.v1.CreateConversationRequest\x1a\x1d.agentic.v1.ConversationReply\x12M\n\x0fGetConversation\x12\x1b.agentic.v1.ConversationRef\x1a\x1d.agentic.v1.ConversationReply\x12Z\n\x12UpdateConversation\x12%.agentic.v1.UpdateConversationRequest\x1a\x1d.agentic.v1.ConversationReply\x12V\n\x12\x44\x65leteConversation\x12\x1b.agentic.v1.ConversationRef\x1a#.agentic.v1.DeleteConversationReply\x12[\n\x17\x41ppendConversationItems\x12*.agentic.v1.AppendConversationItemsRequest\x1a\x14.agentic.v1.ItemPage\x12W\n\x15ListConversationItems\x12(.agentic.v1.ListConversationItemsRequest\x1a\x14.agentic.v1.ItemPage\x12H\n\x13GetConversationItem\x12\x1f.agentic.v1.ConversationItemRef\x1a\x10.agentic.v1.Item\x12X\n\x16\x44\x65leteConversationItem\x12\x1f.agentic.v1.ConversationItemRef\x1a\x1d.agentic.v1.ConversationReply\x12_\n\x15\x42\x65ginConversationTurn\x12(.agentic.v1.BeginConversationTurnRequest\x1a\x1c.agentic.v1.ConversationTurn\x12\x63\n\x13\x45ndConversationTurn\x12&.agentic.v1.EndConversationTurnRequest\x1a$.agentic.v1.EndConversationTurnReply\x12J\n\x16GetConversationHistory\x12\x1b.agentic.v1.ConversationRef\x1a\x13.agentic.v1.History\x12Z\n\x10PersistSplitTurn\x12#.agentic.v1.PersistSplitTurnRequest\x1a!.agentic.v1.PersistSplitTurnReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -49,39 +49,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HISTORY']._serialized_start=621
   _globals['_HISTORY']._serialized_end=645
   _globals['_PERSISTTURNREQUEST']._serialized_start=648
-  _globals['_PERSISTTURNREQUEST']._serialized_end=959
-  _globals['_PERSISTTURNREPLY']._serialized_start=961
-  _globals['_PERSISTTURNREPLY']._serialized_end=979
-  _globals['_ITEM']._serialized_start=981
-  _globals['_ITEM']._serialized_end=1013
-  _globals['_CONVERSATIONREF']._serialized_start=1015
-  _globals['_CONVERSATIONREF']._serialized_end=1099
-  _globals['_CONVERSATIONITEMREF']._serialized_start=1101
-  _globals['_CONVERSATIONITEMREF']._serialized_end=1206
-  _globals['_CREATECONVERSATIONREQUEST']._serialized_start=1209
-  _globals['_CREATECONVERSATIONREQUEST']._serialized_end=1354
-  _globals['_UPDATECONVERSATIONREQUEST']._serialized_start=1356
-  _globals['_UPDATECONVERSATIONREQUEST']._serialized_end=1468
-  _globals['_CONVERSATIONREPLY']._serialized_start=1470
-  _globals['_CONVERSATIONREPLY']._serialized_end=1511
-  _globals['_DELETECONVERSATIONREPLY']._serialized_start=1513
-  _globals['_DELETECONVERSATIONREPLY']._serialized_end=1555
-  _globals['_APPENDCONVERSATIONITEMSREQUEST']._serialized_start=1558
-  _globals['_APPENDCONVERSATIONITEMSREQUEST']._serialized_end=1690
-  _globals['_LISTCONVERSATIONITEMSREQUEST']._serialized_start=1693
-  _globals['_LISTCONVERSATIONITEMSREQUEST']._serialized_end=1839
-  _globals['_BEGINCONVERSATIONTURNREQUEST']._serialized_start=1842
-  _globals['_BEGINCONVERSATIONTURNREQUEST']._serialized_end=1983
-  _globals['_CONVERSATIONTURN']._serialized_start=1985
-  _globals['_CONVERSATIONTURN']._serialized_end=2018
-  _globals['_ENDCONVERSATIONTURNREQUEST']._serialized_start=2020
-  _globals['_ENDCONVERSATIONTURNREQUEST']._serialized_end=2136
-  _globals['_ENDCONVERSATIONTURNREPLY']._serialized_start=2138
-  _globals['_ENDCONVERSATIONTURNREPLY']._serialized_end=2164
-  _globals['_PERSISTSPLITTURNREQUEST']._serialized_start=2166
-  _globals['_PERSISTSPLITTURNREQUEST']._serialized_end=2253
-  _globals['_PERSISTSPLITTURNREPLY']._serialized_start=2255
-  _globals['_PERSISTSPLITTURNREPLY']._serialized_end=2314
-  _globals['_STATE']._serialized_start=2317
-  _globals['_STATE']._serialized_end=3764
+  _globals['_PERSISTTURNREQUEST']._serialized_end=1005
+  _globals['_PERSISTTURNREPLY']._serialized_start=1007
+  _globals['_PERSISTTURNREPLY']._serialized_end=1025
+  _globals['_ITEM']._serialized_start=1027
+  _globals['_ITEM']._serialized_end=1103
+  _globals['_CONVERSATIONREF']._serialized_start=1105
+  _globals['_CONVERSATIONREF']._serialized_end=1189
+  _globals['_CONVERSATIONITEMREF']._serialized_start=1191
+  _globals['_CONVERSATIONITEMREF']._serialized_end=1296
+  _globals['_CREATECONVERSATIONREQUEST']._serialized_start=1299
+  _globals['_CREATECONVERSATIONREQUEST']._serialized_end=1444
+  _globals['_UPDATECONVERSATIONREQUEST']._serialized_start=1446
+  _globals['_UPDATECONVERSATIONREQUEST']._serialized_end=1558
+  _globals['_CONVERSATIONREPLY']._serialized_start=1560
+  _globals['_CONVERSATIONREPLY']._serialized_end=1601
+  _globals['_DELETECONVERSATIONREPLY']._serialized_start=1603
+  _globals['_DELETECONVERSATIONREPLY']._serialized_end=1645
+  _globals['_APPENDCONVERSATIONITEMSREQUEST']._serialized_start=1648
+  _globals['_APPENDCONVERSATIONITEMSREQUEST']._serialized_end=1780
+  _globals['_LISTCONVERSATIONITEMSREQUEST']._serialized_start=1783
+  _globals['_LISTCONVERSATIONITEMSREQUEST']._serialized_end=1929
+  _globals['_BEGINCONVERSATIONTURNREQUEST']._serialized_start=1932
+  _globals['_BEGINCONVERSATIONTURNREQUEST']._serialized_end=2073
+  _globals['_CONVERSATIONTURN']._serialized_start=2075
+  _globals['_CONVERSATIONTURN']._serialized_end=2108
+  _globals['_ENDCONVERSATIONTURNREQUEST']._serialized_start=2110
+  _globals['_ENDCONVERSATIONTURNREQUEST']._serialized_end=2226
+  _globals['_ENDCONVERSATIONTURNREPLY']._serialized_start=2228
+  _globals['_ENDCONVERSATIONTURNREPLY']._serialized_end=2254
+  _globals['_PERSISTSPLITTURNREQUEST']._serialized_start=2256
+  _globals['_PERSISTSPLITTURNREQUEST']._serialized_end=2343
+  _globals['_PERSISTSPLITTURNREPLY']._serialized_start=2345
+  _globals['_PERSISTSPLITTURNREPLY']._serialized_end=2404
+  _globals['_STATE']._serialized_start=2407
+  _globals['_STATE']._serialized_end=3854
 # @@protoc_insertion_point(module_scope)

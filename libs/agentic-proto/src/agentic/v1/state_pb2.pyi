@@ -74,7 +74,7 @@ class History(_message.Message):
     def __init__(self, items: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PersistTurnRequest(_message.Message):
-    __slots__ = ("principal", "response_id", "previous_response_id", "response", "input_items", "output_items", "model", "status", "store_response", "conversation_id", "lease_token")
+    __slots__ = ("principal", "response_id", "previous_response_id", "response", "input_items", "output_items", "model", "status", "store_response", "conversation_id", "lease_token", "conversation_items")
     PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     PREVIOUS_RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -86,6 +86,7 @@ class PersistTurnRequest(_message.Message):
     STORE_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     CONVERSATION_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ITEMS_FIELD_NUMBER: _ClassVar[int]
     principal: _common_pb2.Principal
     response_id: str
     previous_response_id: str
@@ -97,19 +98,24 @@ class PersistTurnRequest(_message.Message):
     store_response: bool
     conversation_id: str
     lease_token: str
-    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., previous_response_id: _Optional[str] = ..., response: _Optional[bytes] = ..., input_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., output_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., model: _Optional[str] = ..., status: _Optional[str] = ..., store_response: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
+    conversation_items: _containers.RepeatedCompositeFieldContainer[Item]
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., previous_response_id: _Optional[str] = ..., response: _Optional[bytes] = ..., input_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., output_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ..., model: _Optional[str] = ..., status: _Optional[str] = ..., store_response: _Optional[bool] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., conversation_items: _Optional[_Iterable[_Union[Item, _Mapping]]] = ...) -> None: ...
 
 class PersistTurnReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class Item(_message.Message):
-    __slots__ = ("id", "data")
+    __slots__ = ("id", "data", "visibility", "linked_item_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    LINKED_ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     data: bytes
-    def __init__(self, id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+    visibility: str
+    linked_item_id: str
+    def __init__(self, id: _Optional[str] = ..., data: _Optional[bytes] = ..., visibility: _Optional[str] = ..., linked_item_id: _Optional[str] = ...) -> None: ...
 
 class ConversationRef(_message.Message):
     __slots__ = ("principal", "conversation_id")
