@@ -12,6 +12,9 @@ from typing import Any
 
 import grpc
 from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable, UpstreamTimeout
+from opentelemetry import context as otel_context
+
+from agentic_runtime.tracing import context_from
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,11 @@ async def _abort(context: grpc.aio.ServicerContext, error: AgenticError) -> None
     )
 
 
+def _continue_trace(context: grpc.aio.ServicerContext) -> None:
+    """The caller's trace, current for this call's task (its own, so no detach): logs carry its trace id."""
+    otel_context.attach(context_from(context.invocation_metadata()))
+
+
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """Maps `AgenticError` to its status; anything else becomes a sanitised INTERNAL."""
 
@@ -55,6 +63,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
             inner_unary = handler.unary_unary
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                _continue_trace(context)
                 try:
                     return await inner_unary(request, context)
                 except AgenticError as error:
@@ -74,6 +83,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
             inner_stream = handler.unary_stream
 
             async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+                _continue_trace(context)
                 try:
                     async for message in inner_stream(request, context):
                         yield message

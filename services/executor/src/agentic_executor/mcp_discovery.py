@@ -11,6 +11,7 @@ from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.errors import InvalidRequest
 from agentic_core.tools.mcp import McpServerTools, parse_declaration
 from agentic_runtime.grpc_errors import error_from_rpc
+from agentic_runtime.tracing import carrier
 
 
 class McpDiscovery:
@@ -47,7 +48,7 @@ class McpDiscovery:
             allowed_tools=declaration.allowed_tools or [],
         )
         try:
-            reply = await self.stub.ListTools(request, timeout=self.timeout)
+            reply = await self.stub.ListTools(request, timeout=self.timeout, metadata=tuple(carrier().items()))
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc, "mcp-bridge") from None
         tools = [

@@ -9,6 +9,7 @@ import grpc
 from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
 from agentic_core.errors import AgenticError
 from agentic_runtime.grpc_errors import error_from_rpc
+from agentic_runtime.tracing import carrier
 
 _LOCK_RETRY_SECONDS = 0.05
 
@@ -20,7 +21,7 @@ class StateClient:
 
     async def _call(self, method, request):
         try:
-            return await method(request, timeout=self.timeout)
+            return await method(request, timeout=self.timeout, metadata=tuple(carrier().items()))
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc, "state") from None
 
