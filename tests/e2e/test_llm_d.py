@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import jwt
@@ -18,7 +17,6 @@ import pytest
 from agentic_local.stack import _llm_d_secrets
 from openai import OpenAI
 
-from conftest import TENANT_KEYS
 from tests.llm_d.coordinator import TENANT_HEADER, LlmD, completed_json, message_item, sse_text
 from tests.support.fake_upstream import FakeUpstream, FunctionCall, Text
 
@@ -30,19 +28,6 @@ MIB = 1024 * 1024
 def llm_d(stack, fake_upstream: FakeUpstream) -> LlmD:
     signing_key, token = _llm_d_secrets(stack.data_dir)  # the secrets the launcher gave llm-d
     return LlmD(stack.urls["llm-d"], signing_key, token, fake_upstream.base_url)
-
-
-@pytest.fixture(scope="module")
-def client(stack) -> Iterator[OpenAI]:
-    """tenant-a through the gateway; closed after the module so no pooled socket outlives it."""
-    with OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30) as sdk:
-        yield sdk
-
-
-@pytest.fixture(scope="module")
-def other_tenant(stack) -> Iterator[OpenAI]:
-    with OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-b"], max_retries=0, timeout=30) as sdk:
-        yield sdk
 
 
 @pytest.fixture()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import orjson
 import pytest
 from agentic_local.stack import _llm_d_secrets
 from openai import OpenAI
 
-from conftest import TENANT_KEYS
 from tests.llm_d.coordinator import TENANT_HEADER, TOKEN_HEADER, LlmD
 from tests.support.fake_upstream import FakeUpstream, FunctionCall, Text
 
@@ -21,12 +18,6 @@ EXECUTE = {"x-agentic-split-execute": "true"}
 def llm_d(stack, upstream: FakeUpstream) -> LlmD:
     signing_key, token = _llm_d_secrets(stack.data_dir)
     return LlmD(stack.urls["llm-d"], signing_key, token, upstream.base_url)
-
-
-@pytest.fixture(scope="module")
-def client(stack) -> Iterator[OpenAI]:
-    with OpenAI(base_url=stack.base_url, api_key=TENANT_KEYS["tenant-a"], max_retries=0, timeout=30) as sdk:
-        yield sdk
 
 
 def _post(llm_d: LlmD, path: str, body: dict, extra: dict | None = None) -> httpx.Response:
