@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable, Iterator
 
 import orjson
 import uvicorn
-from fastapi import FastAPI
+from agentic_core.errors import AgenticError, InvalidRequest, PayloadTooLarge
+from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -16,6 +17,38 @@ ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
 # FastAPI would trace and meter every request itself once a tracer provider exists: a span per
 # request on the hot path. Our services open the spans that matter (a turn, a tool call) themselves.
 NO_FRAMEWORK_TELEMETRY = {"tracing": False, "metrics": False}
+
+
+def _default_too_large(limit: int, size: int | None) -> AgenticError:
+    if size is not None:
+        return PayloadTooLarge(f"The request body is {size} bytes; the limit is {limit} bytes.")
+    return PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+
+
+async def read_body(
+    request: Request,
+    limit: int,
+    too_large: Callable[[int, int | None], AgenticError] = _default_too_large,
+    invalid_code: str | None = None,
+) -> bytes:
+    """The body, refused (413) as soon as the declared or received size passes `limit`; never buffered beyond it.
+    `too_large(limit, declared size or None)` shapes the error for services with their own wording."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            declared_size = int(declared)
+        except ValueError:
+            raise InvalidRequest("The Content-Length header is not a number.", code=invalid_code) from None
+        if declared_size > limit:
+            raise too_large(limit, declared_size)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit, None)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:

@@ -18,10 +18,10 @@ from agentic_core.messages import anthropic_error, anthropic_status, count_token
 from agentic_core.responses.request import parse_json_object
 from agentic_core.sse import frame
 from agentic_runtime.grpc_errors import error_from_rpc
+from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.body import read_body
 from agentic_gateway.execute import run_on_executor
 from agentic_gateway.http import json_response, principal_of
 from agentic_gateway.metrics import REQUESTS

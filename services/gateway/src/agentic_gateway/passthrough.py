@@ -16,11 +16,11 @@ import orjson
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
+from agentic_runtime.http_service import read_body
 from agentic_runtime.upstream_http import read_bounded, transport_error
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from agentic_gateway.body import read_body
 from agentic_gateway.http import json_response, principal_of
 from agentic_gateway.metrics import REQUESTS
 

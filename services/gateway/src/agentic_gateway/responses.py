@@ -10,10 +10,10 @@ from agentic.v1 import executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.request import parse_json_object
 from agentic_runtime.grpc_errors import error_from_rpc
+from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.body import read_body
 from agentic_gateway.errors import error_response
 from agentic_gateway.execute import run_on_executor
 from agentic_gateway.http import (

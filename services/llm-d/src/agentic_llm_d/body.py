@@ -1,8 +1,9 @@
-"""Reading a request body under a size limit (413 `body_too_large` beyond it)."""
+"""Reading a request body under a size limit, with the reference's 413 `body_too_large` wording."""
 
 from __future__ import annotations
 
-from agentic_core.errors import InvalidRequest, PayloadTooLarge
+from agentic_core.errors import PayloadTooLarge
+from agentic_runtime.http_service import read_body as _read_body
 from fastapi import Request
 
 
@@ -11,19 +12,4 @@ def too_large(what: str = "request body") -> PayloadTooLarge:
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            declared_size = int(declared)
-        except ValueError:
-            raise InvalidRequest("The Content-Length header is not a number.", code="invalid_request_error") from None
-        if declared_size > limit:
-            raise too_large()
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return await _read_body(request, limit, lambda _limit, _size: too_large(), invalid_code="invalid_request_error")
