@@ -51,6 +51,16 @@ def _continue_trace(context: grpc.aio.ServicerContext) -> None:
     otel_context.attach(context_from(context.invocation_metadata()))
 
 
+async def _fail(context: grpc.aio.ServicerContext, method: str, exc: Exception) -> None:
+    """Ends the call with the status the exception stands for (never returns)."""
+    if isinstance(exc, AgenticError):
+        await _abort(context, exc)
+    if isinstance(exc, (grpc.aio.AbortError, grpc.aio.UsageError)):
+        raise exc
+    log.error("unhandled error in %s", method, exc_info=exc)
+    await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+
+
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """Maps `AgenticError` to its status; anything else becomes a sanitised INTERNAL."""
 
@@ -66,13 +76,8 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                 _continue_trace(context)
                 try:
                     return await inner_unary(request, context)
-                except AgenticError as error:
-                    await _abort(context, error)
-                except (grpc.aio.AbortError, grpc.aio.UsageError):
-                    raise
-                except Exception:
-                    log.exception("unhandled error in %s", method)
-                    await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+                except Exception as exc:
+                    await _fail(context, method, exc)
 
             return grpc.unary_unary_rpc_method_handler(
                 unary_unary,
@@ -87,13 +92,8 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                 try:
                     async for message in inner_stream(request, context):
                         yield message
-                except AgenticError as error:
-                    await _abort(context, error)
-                except (grpc.aio.AbortError, grpc.aio.UsageError):
-                    raise
-                except Exception:
-                    log.exception("unhandled error in %s", method)
-                    await context.abort(grpc.StatusCode.INTERNAL, "internal error")
+                except Exception as exc:
+                    await _fail(context, method, exc)
 
             return grpc.unary_stream_rpc_method_handler(
                 unary_stream,

@@ -68,7 +68,8 @@ class GatewayCallView:
             container = self.binding.params.get("container")
             return {
                 "id": self.public_id, "type": "code_interpreter_call", "status": status,
-                "code": _arguments(self.call).get("code", "") if status != "in_progress" or result else "",
+                # Empty while opening: the code then streams as code deltas, as OpenAI's events do.
+                "code": "" if status == "in_progress" else _arguments(self.call).get("code", ""),
                 "container_id": container if isinstance(container, str) else "cntr_auto",
                 "outputs": outputs,
             }
