@@ -42,6 +42,14 @@ SELECT c.depth, i.item
  ORDER BY c.depth DESC, i.position
 """
 
+# $1–$10 (see `turn_arguments`): the response's items go in only when its row did.
+_RESPONSE_ITEMS_CTE = """
+    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
+    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
+      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
+     WHERE EXISTS (SELECT 1 FROM inserted)
+"""
+
 # A single statement is atomic: the items are written only when the response row was.
 PERSIST_TURN_SQL = """
 WITH inserted AS (
@@ -49,12 +57,7 @@ WITH inserted AS (
     VALUES ($1, $2, $3, $4, $5, $6, $11, $12)
     ON CONFLICT DO NOTHING
     RETURNING 1
-), items AS (
-    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
-    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
-      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
-     WHERE EXISTS (SELECT 1 FROM inserted)
-)
+), items AS (""" + _RESPONSE_ITEMS_CTE + """)
 SELECT count(*) FROM inserted
 """
 
@@ -80,12 +83,7 @@ WITH conversation AS (
     SELECT $1, $2, $3, $4, $5, $6, $11 WHERE $13 AND EXISTS (SELECT 1 FROM conversation)
     ON CONFLICT DO NOTHING
     RETURNING 1
-), items AS (
-    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
-    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
-      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
-     WHERE EXISTS (SELECT 1 FROM inserted)
-)
+), items AS (""" + _RESPONSE_ITEMS_CTE + """)
 SELECT EXISTS (SELECT 1 FROM conversation) AS appended, EXISTS (SELECT 1 FROM inserted) AS stored
 """
 
