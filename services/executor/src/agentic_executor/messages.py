@@ -31,11 +31,6 @@ class MessagesTurns:
     def __init__(self, runner: TurnRunner) -> None:
         self.runner = runner
 
-    def _translated(self, request: executor_pb2.ExecuteRequest, payload: dict, body: dict) -> executor_pb2.ExecuteRequest:
-        return executor_pb2.ExecuteRequest(
-            request_json=orjson.dumps(body), principal=request.principal, stream=request.stream, request_id=request.request_id
-        )
-
     async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         try:
             payload = parse_json_object(request.request_json)
@@ -44,7 +39,7 @@ class MessagesTurns:
             yield _anthropic(error.http_status, error.body())
             return
         translator = MessagesStreamTranslator(payload) if request.stream else None
-        async for message in self.runner.run(self._translated(request, payload, body)):
+        async for message in self.runner.run(request, body):  # the translated body, handed over parsed
             kind = message.WhichOneof("payload")
             if kind == "error":
                 yield _anthropic(message.error.http_status, message.error.body)
@@ -64,4 +59,4 @@ class MessagesTurns:
     async def count_tokens(self, request: executor_pb2.ExecuteRequest) -> executor_pb2.TokenCount:
         payload = parse_json_object(request.request_json)
         body = count_tokens_request(payload)
-        return await self.runner.count_input_tokens(self._translated(request, payload, body))
+        return await self.runner.count_input_tokens(request, body)

@@ -94,11 +94,14 @@ class TurnRunner:
         self.operator_tools = operator_tools
         self.mcp = mcp
 
-    async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
-        """The Execute stream of one turn. Errors before the first event end it with `error`."""
+    async def run(
+        self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None
+    ) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+        """The Execute stream of one turn. Errors before the first event end it with `error`.
+        `payload`: the request body already parsed (a translated Messages body), instead of its bytes."""
         context: TurnContext | None = None
         try:
-            context = await self._context(request)
+            context = await self._context(request, payload)
             history = await self._load_history(context)
             loop, body = await self._prepare_loop(context, history, stream=request.stream)
             if request.stream:
@@ -115,10 +118,11 @@ class TurnRunner:
             if context is not None and context.lease_token is not None and not context.persisted:
                 await asyncio.shield(self._release_lease(context))
 
-    async def _context(self, request: executor_pb2.ExecuteRequest) -> TurnContext:
+    async def _context(self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None) -> TurnContext:
         if not request.principal.tenant:
             raise InvalidRequest("The request has no tenant.", code="missing_tenant")
-        payload = parse_json_object(request.request_json)
+        if payload is None:
+            payload = parse_json_object(request.request_json)
         parsed = validate_create_request(payload)
         conversation_id = conversation_id_of(parsed)
         if parsed.background:
@@ -181,9 +185,11 @@ class TurnRunner:
             body["tool_choice"] = model_tool_choice(context.request.tool_choice, context.registry)
         return body
 
-    async def count_input_tokens(self, request: executor_pb2.ExecuteRequest) -> executor_pb2.TokenCount:
+    async def count_input_tokens(
+        self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None
+    ) -> executor_pb2.TokenCount:
         """The input a turn would send (history included), counted by the model server or estimated."""
-        context = await self._context(request)
+        context = await self._context(request, payload)
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
