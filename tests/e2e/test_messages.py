@@ -108,3 +108,13 @@ def test_the_mcp_connector_runs_servers_through_the_bridge(anthropic_client: Ant
     assert message.content[-1].text == "Echoed via MCP." and message.stop_reason == "end_turn"
     output = next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")
     assert "via connector" in output["output"]
+
+
+def test_the_translated_stream_has_anthropics_event_grammar(gateway_url, upstream) -> None:
+    upstream.script(FunctionCall("echo", '{"text": "x"}'), Text("Done."))
+    body = {"model": MODEL, "max_tokens": 32, "messages": USER, "stream": True, "tools": [{"type": "operator", "name": "echo"}]}
+    with httpx.stream("POST", f"{gateway_url}/v1/messages", json=body, timeout=30,
+                      headers={"x-api-key": TENANT_KEYS["tenant-a"], "anthropic-version": "2023-06-01"}) as reply:
+        names = [line[len("event: "):] for line in reply.iter_lines() if line.startswith("event: ")]
+    assert names[:2] == ["message_start", "ping"] and names[-2:] == ["message_delta", "message_stop"]
+    assert names.count("content_block_start") == names.count("content_block_stop") == 1

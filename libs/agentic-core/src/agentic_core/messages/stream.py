@@ -236,7 +236,8 @@ class MessagesStreamTranslator:
             "usage": {"input_tokens": usage["input_tokens"] if usage else 0, "cache_creation_input_tokens": 0,
                       "cache_read_input_tokens": 0, "output_tokens": 0},
         }
-        return [("message_start", {"type": "message_start", "message": message})]
+        # Anthropic sends a `ping` right after `message_start`; clients expect (and ignore) it.
+        return [("message_start", {"type": "message_start", "message": message}), ("ping", {"type": "ping"})]
 
     def _terminal(self, response: dict[str, Any]) -> list[AnthropicEvent]:
         self._finished = True
