@@ -41,40 +41,29 @@ def _docker_engine_available() -> bool:
         return False
 
 
+def _admin(admin_url: str, statement: str) -> None:
+    """One statement on a shared server's admin database (CREATE/DROP DATABASE run outside transactions)."""
+    import asyncio
+
+    import asyncpg
+
+    async def run() -> None:
+        connection = await asyncpg.connect(admin_url)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(run())
+
+
 def _fresh_database(admin_url: str) -> tuple[str, str]:
     """A new database on a shared server, so tests never see another run's rows."""
-    import asyncio
-
-    import asyncpg
-
     name = f"agentic_test_{secrets.token_hex(4)}"
-
-    async def create() -> None:
-        connection = await asyncpg.connect(admin_url)
-        try:
-            await connection.execute(f"CREATE DATABASE {name}")
-        finally:
-            await connection.close()
-
-    asyncio.run(create())
-    base, _, _ = admin_url.rpartition("/")
+    _admin(admin_url, f"CREATE DATABASE {name}")
+    base, _, _ = admin_url.partition("?")[0].rpartition("/")
     query = admin_url.partition("?")[2]
     return name, f"{base}/{name}" + (f"?{query}" if query else "")
-
-
-def _drop_database(admin_url: str, name: str) -> None:
-    import asyncio
-
-    import asyncpg
-
-    async def drop() -> None:
-        connection = await asyncpg.connect(admin_url)
-        try:
-            await connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        finally:
-            await connection.close()
-
-    asyncio.run(drop())
 
 
 @pytest.fixture(scope="session")
@@ -86,9 +75,9 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     nats_url = os.environ.get("AGENTIC_TEST_NATS_URL")
     docker = (not database_url or not nats_url) and _docker_engine_available()
     if database_url:
-        name, url = _fresh_database(database_url)
-        cleanups.append(lambda: _drop_database(database_url, name))
-        database_url = url
+        admin_url = database_url
+        name, database_url = _fresh_database(admin_url)
+        cleanups.append(lambda: _admin(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
     elif docker:
         from testcontainers.community.postgres import PostgresContainer
 

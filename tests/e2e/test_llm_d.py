@@ -14,7 +14,7 @@ import jwt
 import openai
 import orjson
 import pytest
-from agentic_local.stack import _llm_d_secrets
+from agentic_local.stack import llm_d_secrets
 from openai import OpenAI
 
 from tests.llm_d.coordinator import TENANT_HEADER, LlmD, completed_json, message_item, sse_text
@@ -26,7 +26,7 @@ MIB = 1024 * 1024
 
 @pytest.fixture(scope="session")
 def llm_d(stack, fake_upstream: FakeUpstream) -> LlmD:
-    signing_key, token = _llm_d_secrets(stack.data_dir)  # the secrets the launcher gave llm-d
+    signing_key, token = llm_d_secrets(stack.data_dir)  # the secrets the launcher gave llm-d
     return LlmD(stack.urls["llm-d"], signing_key, token, fake_upstream.base_url)
 
 

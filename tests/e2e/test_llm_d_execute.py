@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import orjson
 import pytest
-from agentic_local.stack import _llm_d_secrets
+from agentic_local.stack import llm_d_secrets
 from openai import OpenAI
 
 from tests.llm_d.coordinator import TENANT_HEADER, TOKEN_HEADER, LlmD
@@ -16,7 +16,7 @@ EXECUTE = {"x-agentic-split-execute": "true"}
 
 @pytest.fixture()
 def llm_d(stack, upstream: FakeUpstream) -> LlmD:
-    signing_key, token = _llm_d_secrets(stack.data_dir)
+    signing_key, token = llm_d_secrets(stack.data_dir)
     return LlmD(stack.urls["llm-d"], signing_key, token, upstream.base_url)
 
 

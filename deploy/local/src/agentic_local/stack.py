@@ -60,7 +60,7 @@ def _http_ready(url: str) -> bool:
     return httpx.get(url, timeout=2.0).status_code == 200
 
 
-def _llm_d_secrets(data_dir: Path) -> tuple[str, str]:
+def llm_d_secrets(data_dir: Path) -> tuple[str, str]:
     """Generated once and kept, so that a restart keeps issued contexts valid."""
     key = os.environ.get("AGENTIC_LLM_D_SIGNING_KEY")
     token = os.environ.get("AGENTIC_LLM_D_API_TOKEN")
@@ -142,7 +142,7 @@ class LocalStack:
         llm_d_port = _port(self.config.llm_d_port, "llm-d (AGENTIC_LLM_D_PORT)")
         runner_port = free_port()
         metrics = {name: free_port() for name in ("state", "executor", "mcp-bridge")}
-        signing_key, api_token = _llm_d_secrets(self.data_dir)
+        signing_key, api_token = llm_d_secrets(self.data_dir)
         upstream = {"AGENTIC_UPSTREAM_URL": self.config.upstream_url}
         if self.config.upstream_api_key:
             upstream["AGENTIC_UPSTREAM_API_KEY"] = self.config.upstream_api_key
