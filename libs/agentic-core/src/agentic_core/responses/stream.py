@@ -100,9 +100,6 @@ class StreamTranslator:
         self._done_items: dict[int, dict[str, Any]] = {}
         self._terminal: RoundOutcome | None = None
 
-    @property
-    def visible_count(self) -> int:
-        return len(self._public_index)
 
     @property
     def finished(self) -> bool:
@@ -155,10 +152,6 @@ class StreamTranslator:
         if "logprobs" in event and event["logprobs"] is None:
             event["logprobs"] = []
         return self.sequencer.emit(event)
-
-    @property
-    def first_hidden(self) -> int | None:
-        return self._first_hidden
 
     def release_deferred(self, next_public_index: int) -> list[tuple[str, int, bytes]]:
         """The held-back items' events, numbered from `next_public_index` on, in the model's order."""

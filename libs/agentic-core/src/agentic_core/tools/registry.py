@@ -96,10 +96,6 @@ class ToolRegistry:
         binding = self.bindings.get(name or "")
         return binding is not None and binding.owner == "gateway"
 
-    @property
-    def has_gateway_tools(self) -> bool:
-        return any(binding.owner == "gateway" for binding in self.bindings.values())
-
 
 def build_registry(
     tools: list[dict[str, Any]] | None,
