@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import logging
 
 from agentic_tool_runner.settings import ToolRunnerSettings
 from agentic_tool_runner.tools.base import ToolHandler
-
-log = logging.getLogger(__name__)
 
 # kind → (module, class); each class is constructed with the runner's settings.
 HANDLERS = {
@@ -40,12 +37,8 @@ def build_handlers(settings: ToolRunnerSettings) -> list[ToolHandler]:
         if kind not in HANDLERS:
             raise ValueError(f"unknown tool kind {kind!r} in AGENTIC_TOOL_RUNNER_KINDS")
         module_name, class_name = HANDLERS[kind]
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:  # a slimmer runner image without this tool: serve the others
-            log.error("tool kind %s is unavailable: %s", kind, exc)
-            continue
-        handler = getattr(module, class_name)(settings)
+        # A configured kind that cannot load stops the runner: serving the others would hide the mistake.
+        handler = getattr(importlib.import_module(module_name), class_name)(settings)
         if kind == "operator" and not handler.definitions():
             continue  # no operator tools installed
         handlers.append(handler)
