@@ -107,13 +107,16 @@ async def test_deleted_response_is_gone_but_its_descendants_keep_history(store: 
     assert _texts(await store.rehydrate(tenant, "resp_c")) == ["p", "pa", "c", "ca"]
 
 
-async def test_chain_depth_is_bounded(pool, tenant: str) -> None:
+async def test_a_chain_longer_than_the_limit_is_refused_not_cut(pool, tenant: str) -> None:
     shallow = StateStore(pool, max_chain_depth=2)
     previous = None
     for n in range(5):
         await shallow.persist_turn(_turn(tenant, f"resp_{n}", previous, [f"q{n}"], []))
         previous = f"resp_{n}"
-    assert _texts(await shallow.rehydrate(tenant, "resp_4")) == ["q2", "q3", "q4"]
+    assert _texts(await shallow.rehydrate(tenant, "resp_2")) == ["q0", "q1", "q2"]  # exactly at the limit
+    with pytest.raises(InvalidRequest) as raised:
+        await shallow.rehydrate(tenant, "resp_4")
+    assert raised.value.code == "chain_too_long" and raised.value.param == "previous_response_id"
 
 
 async def test_input_item_pages_and_cursors(store: StateStore, tenant: str) -> None:

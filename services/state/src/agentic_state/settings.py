@@ -17,4 +17,6 @@ class StateSettings(ServiceSettings):
     pool_min_size: int = Field(default=2, ge=1, description="Connections kept open to PostgreSQL.")
     pool_max_size: int = Field(default=16, ge=1, description="Most connections to PostgreSQL.")
     statement_timeout_ms: int = Field(default=10_000, gt=0, description="PostgreSQL statement_timeout.")
-    max_chain_depth: int = Field(default=10_000, gt=0, description="Longest previous_response_id chain rehydrated.")
+    max_chain_depth: int = Field(
+        default=10_000, gt=0, description="Longest previous_response_id chain continued (400 `chain_too_long` beyond)."
+    )

@@ -37,7 +37,7 @@ WITH RECURSIVE chain (id, previous_response_id, depth) AS (
       FROM responses r JOIN chain c ON r.tenant = $1 AND r.id = c.previous_response_id
      WHERE c.depth < $3
 )
-SELECT c.depth, i.item
+SELECT c.depth, c.previous_response_id, i.item
   FROM chain c LEFT JOIN response_items i ON i.tenant = $1 AND i.response_id = c.id
  ORDER BY c.depth DESC, i.position
 """
@@ -119,6 +119,14 @@ class StateStore:
         rows = await self.pool.fetch(_REHYDRATE_SQL, tenant, previous_response_id, self.max_chain_depth)
         if not rows:
             raise _response_not_found(previous_response_id, param="previous_response_id")
+        oldest = rows[0]
+        if oldest["depth"] >= self.max_chain_depth and oldest["previous_response_id"] is not None:
+            # Refused rather than cut: a silently shortened history would change what the model sees.
+            raise InvalidRequest(
+                f"This previous_response_id chain is longer than {self.max_chain_depth + 1} responses; "
+                "continue from a conversation or start a new chain.",
+                param="previous_response_id", code="chain_too_long",
+            )
         return [row["item"] for row in rows if row["item"] is not None]
 
     async def list_input_items(
