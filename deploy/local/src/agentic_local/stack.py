@@ -121,11 +121,13 @@ class LocalStack:
             self.nats_url = self.nats.start()
             self.urls["nats"] = self.nats_url
 
-    def _env(self, **values: str | int) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}
+    def _env(self, **wiring: str | int) -> dict[str, str]:
+        """The caller's whole environment (every setting of the README's table works under `make run`),
+        overridden only by the wiring the launcher owns: addresses, ports, the servers it started, secrets."""
+        env = dict(os.environ)
         env.update({"AGENTIC_DATABASE_URL": self.database_url, "AGENTIC_NATS_URL": self.nats_url})
         env.update(self.config.extra_env)
-        env.update({key: str(value) for key, value in values.items()})
+        env.update({key: str(value) for key, value in wiring.items()})
         return env
 
     def _migrate(self) -> None:

