@@ -113,7 +113,7 @@ def _nullable(schema: dict[str, Any]) -> bool:
     return any(_nullable(branch) for branch in schema.get("anyOf", []))
 
 
-def drop_defaulted_nulls(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+def drop_defaulted_nulls(value: Any, schema: dict[str, Any], defs: dict[str, dict[str, Any]]) -> Any:
     """Remove null members whose property has a default, at every object level, so the default applies."""
     schema = _resolve(schema, defs)
     if isinstance(value, dict) and "properties" in schema:
@@ -134,7 +134,7 @@ def drop_defaulted_nulls(value: Any, schema: dict[str, Any], defs: dict[str, Any
     return value
 
 
-def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+def _resolve(schema: dict[str, Any], defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     reference = schema.get("$ref")
     if isinstance(reference, str) and reference.startswith("#/$defs/"):
         return defs.get(reference.removeprefix("#/$defs/"), schema)

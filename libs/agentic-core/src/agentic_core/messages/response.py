@@ -144,7 +144,7 @@ def tool_use_block(item: dict[str, Any], arguments: dict[str, Any]) -> dict[str,
 
 def search_input(item: dict[str, Any]) -> dict[str, Any]:
     """Anthropic's `{query}`; the extra `queries` only when one call ran several (our searches take up to five)."""
-    action = item.get("action") if isinstance(item.get("action"), dict) else {}
+    action = _object(item.get("action"))
     queries = [query for query in action.get("queries") or [] if isinstance(query, str)]
     query = action.get("query") if isinstance(action.get("query"), str) else (queries[0] if queries else "")
     search: dict[str, Any] = {"query": query}
@@ -163,7 +163,7 @@ def web_search_result_block(item: dict[str, Any]) -> dict[str, Any]:
         # The public item does not say why a search failed; `unavailable` is Anthropic's generic failure.
         content = {"type": "web_search_tool_result_error", "error_code": "unavailable"}
     else:
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = _object(item.get("action"))
         content = [_search_result(source) for source in action.get("sources") or []
                    if isinstance(source, dict) and isinstance(source.get("url"), str)]
     return {"type": "web_search_tool_result", "tool_use_id": server_tool_use_id(item.get("id")), "content": content}
@@ -172,8 +172,8 @@ def web_search_result_block(item: dict[str, Any]) -> dict[str, Any]:
 def stop_reason(response: dict[str, Any], hidden_names: AbstractSet[str]) -> str:
     """`tool_use` whenever the client has a call to run, whatever the model said (vLLM may say end_turn)."""
     if response.get("status") == "incomplete":
-        details = response.get("incomplete_details") if isinstance(response.get("incomplete_details"), dict) else {}
-        return _INCOMPLETE_STOP_REASONS.get(details.get("reason"), "end_turn")
+        reason = _object(response.get("incomplete_details")).get("reason")
+        return _INCOMPLETE_STOP_REASONS.get(reason, "end_turn") if isinstance(reason, str) else "end_turn"
     output = output_items(response)
     answered = _answered_call_ids(output)
     if any(item.get("type") == "function_call" and is_client_call(item, hidden_names, answered) for item in output):
@@ -186,8 +186,8 @@ def stop_reason(response: dict[str, Any], hidden_names: AbstractSet[str]) -> str
 
 def messages_usage(response: dict[str, Any]) -> dict[str, Any]:
     """Summed over the turn's rounds. Anthropic's `input_tokens` excludes cache reads and writes; OpenAI's includes them."""
-    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-    details = usage.get("input_tokens_details") if isinstance(usage.get("input_tokens_details"), dict) else {}
+    usage = _object(response.get("usage"))
+    details = _object(usage.get("input_tokens_details"))
     cache_read, cache_write = _count(details.get("cached_tokens")), _count(details.get("cache_write_tokens"))
     result: dict[str, Any] = {
         "input_tokens": max(0, _count(usage.get("input_tokens")) - cache_read - cache_write),
@@ -239,3 +239,8 @@ def _suffix(identifier: Any) -> str:
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -224,7 +224,7 @@ class MessagesStreamTranslator:
         response_id = (response or {}).get("id")
         self._message_id = message_id(response_id) if isinstance(response_id, str) and response_id else new_id("msg")
         usage = messages_usage(response) if response is not None and isinstance(response.get("usage"), dict) else None
-        message = {
+        message: dict[str, Any] = {
             "id": self._message_id,
             "type": "message",
             "role": "assistant",

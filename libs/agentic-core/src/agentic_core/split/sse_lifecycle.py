@@ -201,8 +201,7 @@ class SseLifecycle:
                     raise _ItemProblem(f"{where} adds a content part out of order")
                 item.parts_added += 1
             else:
-                self._check_part(item, content_index, where, event_type)
-                item.parts_done.add(content_index)
+                item.parts_done.add(self._check_part(item, content_index, where, event_type))
         elif event_type in ITEM_EVENTS:
             item_types, data_field, addresses_part = ITEM_EVENTS[event_type]
             item = self._open_item(event, where)
@@ -221,7 +220,7 @@ class SseLifecycle:
         index = event.get("output_index")
         if index != len(self.items):
             raise _ItemProblem(f"{where} (response.output_item.added) does not use the next output_index")
-        item = event.get("item")
+        item: Any = event.get("item")  # checked by _added_item_problem
         problem = _added_item_problem(item, f"{where}'s item")
         if problem is not None:
             raise _ItemProblem(problem)
@@ -250,11 +249,13 @@ class SseLifecycle:
             raise _ItemProblem(f"{where} ({event['type']}) does not name the item_id at its output_index")
 
     @staticmethod
-    def _check_part(item: _OpenItem, content_index: Any, where: str, event_type: str) -> None:
+    def _check_part(item: _OpenItem, content_index: Any, where: str, event_type: str) -> int:
+        """The index of an added, still open content part."""
         if not isinstance(content_index, int) or isinstance(content_index, bool) or not 0 <= content_index < item.parts_added:
             raise _ItemProblem(f"{where} ({event_type}) names no added content part")
         if content_index in item.parts_done:
             raise _ItemProblem(f"{where} ({event_type}) changes a content part after content_part.done")
+        return content_index
 
     @staticmethod
     def _announce_call_id(item: _OpenItem, call_id: Any, where: str) -> None:

@@ -51,7 +51,7 @@ def resolve_approvals(history: list[dict[str, Any]], new_input: list[dict[str, A
 
 def _call_from(request: dict[str, Any], param: str) -> dict[str, Any]:
     call_id, label, name = request.get("call_id"), request.get("server_label"), request.get("name")
-    if not all(isinstance(value, str) and value for value in (call_id, label, name)):
+    if not (isinstance(call_id, str) and call_id and isinstance(label, str) and label and isinstance(name, str) and name):
         raise InvalidRequest("The approval request sent back is incomplete; send it as the response returned it.",
                              param=param, code="invalid_value")
     return {"id": f"fc_{call_id}", "type": "function_call", "call_id": call_id, "name": model_tool_name(label, name),

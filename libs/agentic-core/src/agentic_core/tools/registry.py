@@ -140,7 +140,7 @@ def build_registry(
         elif tool_type == "operator":
             name = tool.get("name")
             definition = operator_tools.get(name) if isinstance(name, str) else None
-            if definition is None:
+            if not isinstance(name, str) or definition is None:
                 known = ", ".join(sorted(operator_tools)) or "none"
                 raise InvalidRequest(f"Unknown operator tool {name!r} (available: {known}).", param=f"{param}.name",
                                      code="unknown_tool")
