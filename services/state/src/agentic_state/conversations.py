@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NoReturn, TypeAlias
 
 import asyncpg
+import asyncpg.pool
 import orjson
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
 from agentic_state.records import ItemPage
 
 _LIVE = "deleted_at IS NULL"
+
+# What a query runs on: a connection of its own, or one acquired from the pool.
+Connection: TypeAlias = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
 
 
 def conversation_not_found(conversation_id: str, param: str = "conversation_id") -> NotFound:
@@ -61,7 +66,7 @@ SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item
 
 
 async def append_items_locked(
-    connection: asyncpg.Connection, tenant: str, conversation_id: str, items: list[tuple[str, str]]
+    connection: Connection, tenant: str, conversation_id: str, items: list[tuple[str, str]]
 ) -> None:
     """Append client-written items under the conversation's row lock; refused while a turn holds the lease.
 
@@ -81,7 +86,7 @@ async def append_items_locked(
         )
 
 
-async def raise_missing_or_locked(connection: asyncpg.Connection, tenant: str, conversation_id: str) -> None:
+async def raise_missing_or_locked(connection: Connection, tenant: str, conversation_id: str) -> NoReturn:
     exists = await connection.fetchval(
         f"SELECT 1 FROM conversations WHERE tenant = $1 AND id = $2 AND {_LIVE}", tenant, conversation_id
     )
@@ -164,7 +169,7 @@ class ConversationStore:
     async def get_item(self, tenant: str, conversation_id: str, item_id: str) -> str:
         async with self.pool.acquire() as connection:
             await self._require(connection, tenant, conversation_id)
-            item = await connection.fetchval(
+            item: str | None = await connection.fetchval(
                 "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND item_id = $3"
                 f" AND {_SHOWN} ORDER BY position DESC LIMIT 1",
                 tenant, conversation_id, item_id,
@@ -196,10 +201,12 @@ class ConversationStore:
     async def begin_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float) -> list[str]:
         """Take the lease and read the history in one statement (one round trip)."""
         row = await self.pool.fetchrow(_BEGIN_TURN_SQL, tenant, conversation_id, lease_token, lease_seconds)
+        assert row is not None  # the SELECT always returns its one row
         if not row["leased"]:
             async with self.pool.acquire() as connection:
                 await raise_missing_or_locked(connection, tenant, conversation_id)
-        return row["items"]
+        items: list[str] = row["items"]
+        return items
 
     async def history(self, tenant: str, conversation_id: str) -> list[str]:
         async with self.pool.acquire() as connection:
@@ -215,7 +222,7 @@ class ConversationStore:
         )
 
     @staticmethod
-    async def _require(connection: asyncpg.Connection, tenant: str, conversation_id: str) -> None:
+    async def _require(connection: Connection, tenant: str, conversation_id: str) -> None:
         exists = await connection.fetchval(
             f"SELECT 1 FROM conversations WHERE tenant = $1 AND id = $2 AND {_LIVE}", tenant, conversation_id
         )

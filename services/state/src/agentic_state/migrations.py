@@ -15,7 +15,7 @@ _MIGRATION_LOCK_KEY = 0x616E74_6963
 
 def available_migrations() -> list[tuple[str, str]]:
     folder = resources.files("agentic_state") / "migrations"
-    files = sorted(entry for entry in folder.iterdir() if entry.name.endswith(".sql"))
+    files = sorted((entry for entry in folder.iterdir() if entry.name.endswith(".sql")), key=lambda entry: entry.name)
     return [(entry.name.removesuffix(".sql"), entry.read_text()) for entry in files]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, TypeAlias
+
 import grpc
 from agentic.v1 import state_pb2, state_pb2_grpc
 
@@ -12,8 +15,10 @@ from agentic_state.store import StateStore
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
+_Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
-def _text(items: list[state_pb2.Item]) -> list[tuple[str, str]]:
+
+def _text(items: Iterable[state_pb2.Item]) -> list[tuple[str, str]]:
     return [(item.id, item.data.decode()) for item in items]
 
 
@@ -31,15 +36,15 @@ class StateServicer(state_pb2_grpc.StateServicer):
         self.store = store
         self.conversations = conversations
 
-    async def GetResponse(self, request: state_pb2.GetResponseRequest, context: grpc.aio.ServicerContext):
+    async def GetResponse(self, request: state_pb2.GetResponseRequest, context: _Context) -> state_pb2.StoredResponse:
         body = await self.store.get_response(request.principal.tenant, request.response_id)
         return state_pb2.StoredResponse(response=body.encode())
 
-    async def DeleteResponse(self, request: state_pb2.DeleteResponseRequest, context: grpc.aio.ServicerContext):
+    async def DeleteResponse(self, request: state_pb2.DeleteResponseRequest, context: _Context) -> state_pb2.DeleteResponseReply:
         await self.store.delete_response(request.principal.tenant, request.response_id)
         return state_pb2.DeleteResponseReply(deleted=True)
 
-    async def ListInputItems(self, request: state_pb2.ListInputItemsRequest, context: grpc.aio.ServicerContext):
+    async def ListInputItems(self, request: state_pb2.ListInputItemsRequest, context: _Context) -> state_pb2.ItemPage:
         page = await self.store.list_input_items(
             request.principal.tenant,
             request.response_id,
@@ -50,11 +55,11 @@ class StateServicer(state_pb2_grpc.StateServicer):
         )
         return _page(page)
 
-    async def Rehydrate(self, request: state_pb2.RehydrateRequest, context: grpc.aio.ServicerContext):
+    async def Rehydrate(self, request: state_pb2.RehydrateRequest, context: _Context) -> state_pb2.History:
         items = await self.store.rehydrate(request.principal.tenant, request.previous_response_id)
         return state_pb2.History(items=[item.encode() for item in items])
 
-    async def PersistTurn(self, request: state_pb2.PersistTurnRequest, context: grpc.aio.ServicerContext):
+    async def PersistTurn(self, request: state_pb2.PersistTurnRequest, context: _Context) -> state_pb2.PersistTurnReply:
         await self.store.persist_turn(
             TurnRecord(
                 tenant=request.principal.tenant,
@@ -75,59 +80,77 @@ class StateServicer(state_pb2_grpc.StateServicer):
         )
         return state_pb2.PersistTurnReply()
 
-    async def CreateConversation(self, request: state_pb2.CreateConversationRequest, context: grpc.aio.ServicerContext):
+    async def CreateConversation(
+        self, request: state_pb2.CreateConversationRequest, context: _Context
+    ) -> state_pb2.ConversationReply:
         body = await self.conversations.create(
             request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}", _text(request.items)
         )
         return state_pb2.ConversationReply(conversation=body)
 
-    async def GetConversation(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+    async def GetConversation(self, request: state_pb2.ConversationRef, context: _Context) -> state_pb2.ConversationReply:
         return state_pb2.ConversationReply(conversation=await self.conversations.get(request.principal.tenant, request.conversation_id))
 
-    async def UpdateConversation(self, request: state_pb2.UpdateConversationRequest, context: grpc.aio.ServicerContext):
+    async def UpdateConversation(
+        self, request: state_pb2.UpdateConversationRequest, context: _Context
+    ) -> state_pb2.ConversationReply:
         body = await self.conversations.update_metadata(
             request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}"
         )
         return state_pb2.ConversationReply(conversation=body)
 
-    async def DeleteConversation(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+    async def DeleteConversation(
+        self, request: state_pb2.ConversationRef, context: _Context
+    ) -> state_pb2.DeleteConversationReply:
         await self.conversations.delete(request.principal.tenant, request.conversation_id)
         return state_pb2.DeleteConversationReply(deleted=True)
 
-    async def AppendConversationItems(self, request: state_pb2.AppendConversationItemsRequest, context: grpc.aio.ServicerContext):
+    async def AppendConversationItems(
+        self, request: state_pb2.AppendConversationItemsRequest, context: _Context
+    ) -> state_pb2.ItemPage:
         items = await self.conversations.append(request.principal.tenant, request.conversation_id, _text(request.items))
         return _page(ItemPage(items=items, has_more=False))
 
-    async def ListConversationItems(self, request: state_pb2.ListConversationItemsRequest, context: grpc.aio.ServicerContext):
+    async def ListConversationItems(
+        self, request: state_pb2.ListConversationItemsRequest, context: _Context
+    ) -> state_pb2.ItemPage:
         page = await self.conversations.list_items(
             request.principal.tenant, request.conversation_id, limit=_page_size(request.limit),
             after=request.after or None, ascending=request.ascending,
         )
         return _page(page)
 
-    async def GetConversationItem(self, request: state_pb2.ConversationItemRef, context: grpc.aio.ServicerContext):
+    async def GetConversationItem(self, request: state_pb2.ConversationItemRef, context: _Context) -> state_pb2.Item:
         item = await self.conversations.get_item(request.principal.tenant, request.conversation_id, request.item_id)
         return state_pb2.Item(id=request.item_id, data=item.encode())
 
-    async def DeleteConversationItem(self, request: state_pb2.ConversationItemRef, context: grpc.aio.ServicerContext):
+    async def DeleteConversationItem(
+        self, request: state_pb2.ConversationItemRef, context: _Context
+    ) -> state_pb2.ConversationReply:
         body = await self.conversations.delete_item(request.principal.tenant, request.conversation_id, request.item_id)
         return state_pb2.ConversationReply(conversation=body)
 
-    async def BeginConversationTurn(self, request: state_pb2.BeginConversationTurnRequest, context: grpc.aio.ServicerContext):
+    async def BeginConversationTurn(
+        self, request: state_pb2.BeginConversationTurnRequest, context: _Context
+    ) -> state_pb2.ConversationTurn:
         items = await self.conversations.begin_turn(
             request.principal.tenant, request.conversation_id, request.lease_token, request.lease_seconds
         )
         return state_pb2.ConversationTurn(items=[item.encode() for item in items])
 
-    async def EndConversationTurn(self, request: state_pb2.EndConversationTurnRequest, context: grpc.aio.ServicerContext):
+    async def EndConversationTurn(
+        self, request: state_pb2.EndConversationTurnRequest, context: _Context
+    ) -> state_pb2.EndConversationTurnReply:
         await self.conversations.end_turn(request.principal.tenant, request.conversation_id, request.lease_token)
         return state_pb2.EndConversationTurnReply()
 
-    async def GetConversationHistory(self, request: state_pb2.ConversationRef, context: grpc.aio.ServicerContext):
+    async def GetConversationHistory(self, request: state_pb2.ConversationRef, context: _Context) -> state_pb2.History:
         items = await self.conversations.history(request.principal.tenant, request.conversation_id)
         return state_pb2.History(items=[item.encode() for item in items])
 
-    async def PersistSplitTurn(self, request: state_pb2.PersistSplitTurnRequest, context: grpc.aio.ServicerContext):
+    async def PersistSplitTurn(
+        self, request: state_pb2.PersistSplitTurnRequest, context: _Context
+    ) -> state_pb2.PersistSplitTurnReply:
         from agentic_state.split_turns import SplitTurnStore  # llm-d's store, kept apart from the executor's
 
         turn = request.turn

@@ -35,5 +35,6 @@ class SplitTurnStore:
             turn.tenant, turn.response_id,
         )
         if row is not None and row["persist_digest"] == digest and row["body"] is not None:
-            return row["body"]
+            body: str = row["body"]
+            return body
         raise already_stored(turn.response_id)

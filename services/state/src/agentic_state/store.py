@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
-from agentic_state.conversations import raise_missing_or_locked
+from agentic_state.conversations import Connection, raise_missing_or_locked
 from agentic_state.records import ItemPage, TurnRecord
 
 
@@ -13,7 +13,7 @@ def _already_stored(response_id: str) -> Conflict:
     return Conflict(f"Response '{response_id}' is already stored.", param="response_id", code="response_already_stored")
 
 
-def turn_arguments(turn: TurnRecord) -> tuple:
+def turn_arguments(turn: TurnRecord) -> tuple[object, ...]:
     """$1–$10 of both persist statements: the response row, then its items as parallel arrays."""
     items = [("input", item_id, item) for item_id, item in turn.input_items]
     items += [("output", item_id, item) for item_id, item in turn.output_items]
@@ -97,7 +97,7 @@ class StateStore:
         await self.pool.fetchval("SELECT 1")
 
     async def get_response(self, tenant: str, response_id: str) -> str:
-        body = await self.pool.fetchval(
+        body: str | None = await self.pool.fetchval(
             "SELECT body FROM responses WHERE tenant = $1 AND id = $2 AND deleted_at IS NULL", tenant, response_id
         )
         if body is None:
@@ -159,11 +159,11 @@ class StateStore:
 
     @staticmethod
     async def _cursor_position(
-        connection: asyncpg.Connection, tenant: str, response_id: str, item_id: str | None, param: str
+        connection: Connection, tenant: str, response_id: str, item_id: str | None, param: str
     ) -> int | None:
         if not item_id:
             return None
-        position = await connection.fetchval(
+        position: int | None = await connection.fetchval(
             "SELECT min(position) FROM response_items"
             " WHERE tenant = $1 AND response_id = $2 AND kind = 'input' AND item_id = $3",
             tenant,
@@ -190,6 +190,7 @@ class StateStore:
                 [visibility or "both" for _, _, visibility, _ in conversation_items],
                 [linked or "" for _, _, _, linked in conversation_items],
             )
+            assert row is not None  # the SELECT always returns its one row
             if not row["appended"]:
                 await raise_missing_or_locked(connection, turn.tenant, turn.conversation_id)
             if turn.store_response and not row["stored"]:
