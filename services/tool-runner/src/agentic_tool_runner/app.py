@@ -5,15 +5,21 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, cast
 
 import orjson
 from agentic_runtime import nats
 from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.tool_consumer import KindConsumer
 from fastapi import FastAPI
+from nats.aio.client import Client
 
 from agentic_tool_runner.handlers import build_handlers, concurrency_for
 from agentic_tool_runner.settings import ToolRunnerSettings
+from agentic_tool_runner.tools.base import ToolHandler
+
+if TYPE_CHECKING:
+    from agentic_tool_runner.tools.operator import OperatorTools
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +28,12 @@ def _backoff(settings: ToolRunnerSettings) -> list[float]:
     return [float(value) for value in settings.redelivery_backoff_seconds.split(",") if value.strip()]
 
 
-async def publish_operator_tools(client, handlers) -> None:
+async def publish_operator_tools(client: Client, handlers: list[ToolHandler]) -> None:
     """Executors learn the operator tools' schemas from here (the runner is where they are installed)."""
     for handler in handlers:
         if handler.kind == "operator":
             bucket = await nats.ensure_key_value(client, nats.TOOL_DEFINITIONS_BUCKET)
-            for definition in handler.definitions():
+            for definition in cast("OperatorTools", handler).definitions():  # the kind's handler (handlers.HANDLERS)
                 await bucket.put(definition["name"], orjson.dumps(definition))
 
 
@@ -57,7 +63,7 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
             await client.drain()
 
     app = FastAPI(title="agentic-tool-runner", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
-                  telemetry=NO_FRAMEWORK_TELEMETRY)
+                  telemetry=NO_FRAMEWORK_TELEMETRY)  # type: ignore[arg-type]  # agentic-runtime's constant is not a TelemetryConfig yet
 
     async def readiness() -> dict[str, bool]:
         return {"nats": app.state.nats.is_connected}

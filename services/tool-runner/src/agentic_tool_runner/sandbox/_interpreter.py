@@ -14,6 +14,12 @@ import sys
 import traceback
 import types
 
+# Annotations here are quoted: this runs on the operator's interpreter, and a `from __future__`
+# import would also change how the model's code compiles (compile() inherits the flags).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 CODE_FILENAME = "<code>"
 
 DENIED_EVENTS = frozenset({
@@ -57,10 +63,10 @@ def install_audit_hook(workdir: str) -> None:
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     own_pid = os.getpid()
 
-    def inside(path: str, roots: tuple) -> bool:
+    def inside(path: str, roots: "tuple[str, ...]") -> bool:
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
-    def check_path(event: str, path: object, roots: tuple, dir_fd: object = None) -> None:
+    def check_path(event: str, path: object, roots: "tuple[str, ...]", dir_fd: object = None) -> None:
         if path is None or isinstance(path, int):
             return  # an open descriptor (or the cwd): its own open was checked
         name = os.fsdecode(path)  # type: ignore[arg-type]
@@ -71,7 +77,7 @@ def install_audit_hook(workdir: str) -> None:
             where = "outside the working directory" if roots is write_roots else "not readable in the sandbox"
             raise PermissionError(f"sandbox: {event} {name!r} refused: {where}")
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: "tuple[Any, ...]") -> None:
         if event == "open":
             path, _mode, flags = args
             check_path("open", path, write_roots if flags and flags & write_flags else read_roots)
@@ -103,7 +109,7 @@ def install_audit_hook(workdir: str) -> None:
     sys.addaudithook(hook)
 
 
-def emit(control_fd: int, event: dict) -> None:
+def emit(control_fd: int, event: "dict[str, object]") -> None:
     try:
         os.write(control_fd, json.dumps(event).encode() + b"\n")
     except OSError:
@@ -126,7 +132,7 @@ def run(source: str, control_fd: int, max_repr: int) -> int:
         tree = ast.parse(source, CODE_FILENAME, "exec")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         exec(compile(tree, CODE_FILENAME, "exec"), module.__dict__)
-        if last is not None:
+        if isinstance(last, ast.Expr):
             value = eval(compile(ast.Expression(last.value), CODE_FILENAME, "eval"), module.__dict__)
             if value is not None:
                 text = repr(value)

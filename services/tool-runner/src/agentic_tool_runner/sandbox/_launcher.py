@@ -5,6 +5,8 @@ it uses the standard library only and never imports the service. It applies each
 asks for and reports what it applied, as JSON lines, on the control pipe (`control_fd`).
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import os
@@ -13,6 +15,10 @@ import resource
 import signal
 import struct
 import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -65,14 +71,14 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
     check(libc.mount(fs(source), fs(target), fs(fstype), flags, fs(data)), f"mount {target}")
 
 
-def emit(control_fd: int, event: dict) -> None:
+def emit(control_fd: int, event: dict[str, object]) -> None:
     try:
         os.write(control_fd, json.dumps(event).encode() + b"\n")
     except OSError:
         pass
 
 
-def enter_namespaces(plan: dict) -> str | None:
+def enter_namespaces(plan: dict[str, Any]) -> str | None:
     """Unshare network, mount, pid, ipc and uts namespaces: directly as a privileged user,
     otherwise inside a new user namespace where the kernel allows one. Returns the mode or None."""
     flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
@@ -106,7 +112,7 @@ def make_mount_point(path: str, like: str) -> None:
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
 
 
-def build_root(plan: dict, owner: int, layers: list) -> None:
+def build_root(plan: dict[str, Any], owner: int, layers: list[str]) -> None:
     """Pivot into a fresh root that holds only what the program needs: read-only system and
     interpreter directories, a few devices, a private size-limited tmpfs at /work, its own /proc."""
     new_root = plan["new_root"]
@@ -147,10 +153,11 @@ def build_root(plan: dict, owner: int, layers: list) -> None:
 
 
 def landlock_abi() -> int:
-    return max(0, libc.syscall(SYS_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
+    abi: int = libc.syscall(SYS_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(0, abi)
 
 
-def apply_landlock(rules: dict, abi: int, layers: list) -> None:
+def apply_landlock(rules: dict[str, list[str]], abi: int, layers: list[str]) -> None:
     """Restrict this process (and what it execs) to the plan's paths: read, execute, write;
     with ABI 4+ no TCP bind or connect; with ABI 6+ no signals or abstract sockets outside."""
     handled_fs = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_READ_DIR | LL_DIR_CHANGES
@@ -191,7 +198,7 @@ def install_seccomp(program: bytes) -> None:
     check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
 
 
-def set_limits(limits: dict) -> None:
+def set_limits(limits: dict[str, int]) -> None:
     for name, value in limits.items():
         resource.setrlimit(getattr(resource, name), (value, value if name != "RLIMIT_CPU" else value + 1))
 
@@ -222,7 +229,7 @@ def init(program: int, control_fd: int) -> None:
             exit_like(status, control_fd)
 
 
-def require_isolation(layers: list) -> None:
+def require_isolation(layers: list[str]) -> None:
     """Refuse to run unless the kernel both cuts the network and confines the filesystem."""
     network_cut = "net" in layers or "seccomp" in layers
     files_confined = "mount" in layers or any(layer.startswith("landlock-v") for layer in layers)
@@ -236,7 +243,7 @@ def main() -> None:
     with os.fdopen(plan_fd, "rb") as handle:  # a pipe, not argv: the program could read our argv in /proc
         plan = json.loads(handle.read())
     control_fd = plan["control_fd"]
-    layers: list = []
+    layers: list[str] = []
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         mode = enter_namespaces(plan) if plan["namespaces"] else None

@@ -54,7 +54,7 @@ def visible_paths(python: str, extra: Iterable[str] = ()) -> tuple[str, ...]:
 def masked_paths(visible: Iterable[str], keep: Iterable[str] = ()) -> tuple[str, ...]:
     """Package directories that would otherwise be visible: the service's own code and its deps
     (except under `keep`, the prefix of an operator-chosen interpreter whose packages are wanted)."""
-    candidates = set()
+    candidates: set[str] = set()
     for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
         paths = sysconfig.get_paths(vars=scheme_vars)
         candidates.update(paths[key] for key in ("purelib", "platlib"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agentic_tool_runner.search.base import SearchError, SearchHit, SearchProvider, SearchRequest
 from agentic_tool_runner.search.brave import BraveSearch
 from agentic_tool_runner.search.searxng import SearxngSearch
@@ -30,7 +32,7 @@ def create_provider(name: str, base_url: str | None = None, api_key: str | None 
         if not base_url:
             raise ValueError("web search provider searxng needs AGENTIC_WEB_SEARCH_BASE_URL (the instance's URL)")
         return SearxngSearch(base_url, api_key)
-    keyed = {"brave": BraveSearch, "you": YouSearch, "tavily": TavilySearch}
+    keyed: dict[str, Callable[[str, str | None], SearchProvider]] = {"brave": BraveSearch, "you": YouSearch, "tavily": TavilySearch}
     if name not in keyed:
         raise ValueError(f"unknown web search provider {name!r}; choose one of {', '.join(PROVIDERS)}")
     if not api_key:

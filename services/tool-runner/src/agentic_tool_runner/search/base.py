@@ -47,6 +47,11 @@ def plain_text(text: Any) -> str:
     return html.unescape(_TAGS.sub("", text)).strip() if isinstance(text, str) else ""
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def single_site(query: str, request: SearchRequest) -> str:
     """For providers without a domain filter: a `site:` operator narrows a search to one allowed domain."""
     return f"{query} site:{request.allowed_domains[0]}" if len(request.allowed_domains) == 1 else query

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from agentic_tool_runner.search.base import SearchHit, SearchRequest, plain_text, read_json, single_site
+from agentic_tool_runner.search.base import SearchHit, SearchRequest, json_object, plain_text, read_json, single_site
 
 _MAX_COUNT = 20
 
@@ -30,7 +30,7 @@ class BraveSearch:
         headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
         async with session.get(f"{self.base_url}/res/v1/web/search", params=params, headers=headers, timeout=timeout) as response:
             data = await read_json(response, self.name)
-        web = data.get("web") if isinstance(data.get("web"), dict) else {}
+        web = json_object(data.get("web"))
         hits = []
         for result in web.get("results") or []:
             if isinstance(result, dict) and isinstance(result.get("url"), str):

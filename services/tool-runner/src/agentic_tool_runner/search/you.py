@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from agentic_tool_runner.search.base import SearchHit, SearchRequest, plain_text, read_json
+from agentic_tool_runner.search.base import SearchHit, SearchRequest, json_object, plain_text, read_json
 
 _MAX_COUNT = 100
 
@@ -33,7 +33,7 @@ class YouSearch:
         headers = {"X-API-Key": self.api_key, "Accept": "application/json"}
         async with session.post(f"{self.base_url}/v1/search", json=body, headers=headers, timeout=timeout) as response:
             data = await read_json(response, self.name)
-        results = data.get("results") if isinstance(data.get("results"), dict) else {}
+        results = json_object(data.get("results"))
         hits = []
         for section in ("web", "news"):
             for result in results.get(section) or []:
