@@ -87,10 +87,10 @@ SERVICES = (
 )
 BY_COMPONENT = {service.component: service for service in SERVICES}
 
-# Env vars the chart may set besides the services' settings: the OpenTelemetry SDK's own variables,
-# and the PostgreSQL password a database URL is composed from ($(DATABASE_PASSWORD)).
-EXTRA_ENV_PREFIXES = ("OTEL_",)
-EXTRA_ENV = {"DATABASE_PASSWORD"}
+# Env vars the chart may set besides the services' settings: the one OpenTelemetry variable the services
+# read (agentic_runtime.tracing exports OTLP/HTTP there; they name themselves), and the PostgreSQL password
+# a database URL is composed from ($(DATABASE_PASSWORD)).
+EXTRA_ENV = {"OTEL_EXPORTER_OTLP_ENDPOINT", "DATABASE_PASSWORD"}
 # Settings whose names the design fixes but that a service does not read yet. The chart renders them only
 # when their values are set; remove an entry when the setting lands (it is then checked like the others).
 PENDING_ENV: dict[str, set[str]] = {}

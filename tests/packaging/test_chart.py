@@ -9,13 +9,12 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from agentic_runtime.nats import TOOLS_STREAM
+from agentic_runtime.tool_protocol import TOOLS_STREAM, durable_name
 
 from tests.packaging.support import (
     BY_COMPONENT,
     CHART,
     EXTRA_ENV,
-    EXTRA_ENV_PREFIXES,
     KUBERNETES_VERSIONS,
     NAMESPACE,
     PENDING_ENV,
@@ -152,12 +151,14 @@ def test_container_and_service_ports_match_the_settings(preset: str) -> None:
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_every_env_var_is_a_setting_of_its_service(preset: str) -> None:
-    for component, deployment in deployments(preset).items():
+    workloads = list(deployments(preset).items())
+    # The migration Job runs the state image, with the state service's settings.
+    workloads += [("state", job) for job in of_kind(rendered_preset(preset), "Job").values()]
+    for component, workload in workloads:
         service = BY_COMPONENT[component]
         known = set(service.env_names) | EXTRA_ENV | PENDING_ENV.get(component, set())
-        for entry in container(deployment)["env"]:
-            name = entry["name"]
-            assert name in known or name.startswith(EXTRA_ENV_PREFIXES), f"{component} gets {name}, which it does not read"
+        for entry in container(workload)["env"]:
+            assert entry["name"] in known, f"{component} gets {entry['name']}, which it does not read"
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -246,6 +247,9 @@ def test_pods_spread_over_nodes_and_zones_by_default() -> None:
 # --- scaling ----------------------------------------------------------------------------------------
 
 
+MCP_KIND = "mcp"  # the tool kind the MCP bridge serves (agentic_mcp_bridge.calls)
+
+
 def test_production_scales_gateway_and_executor_with_hpas_and_owns_no_replica_count() -> None:
     documents = rendered_preset("production")
     hpas = {component_of(h): h for h in documents if h["kind"] == "HorizontalPodAutoscaler"}
@@ -258,7 +262,7 @@ def test_keda_scales_tool_runners_on_their_durable_consumers_lag() -> None:
     values = preset_values("production")
     objects = {component_of(s): s for s in rendered_preset("production") if s["kind"] == "ScaledObject"}
     kinds = yaml.safe_load((CHART / "values.yaml").read_text())["toolRunner"]["toolKinds"]
-    expected = {"tool-runner": [f"tool-runner-{kind}" for kind in kinds], "mcp-bridge": ["mcp-bridge"]}
+    expected = {"tool-runner": [durable_name(kind) for kind in kinds], "mcp-bridge": [durable_name(MCP_KIND)]}
     assert set(objects) == set(expected)
     for component, consumers in expected.items():
         spec = objects[component]["spec"]
@@ -271,6 +275,42 @@ def test_keda_scales_tool_runners_on_their_durable_consumers_lag() -> None:
             assert trigger["metadata"]["natsServerMonitoringEndpoint"] == values["externalNats"]["monitoringEndpoint"]
             assert int(trigger["metadata"]["lagThreshold"]) >= 1
     assert TOOLS_STREAM.subjects == ["tools.exec.>"]  # the consumers' subjects tools.exec.<kind> live in it
+
+
+def served_kinds(documents: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Component -> the tool kinds its pods consume: the runners' from their rendered env, as they parse it."""
+    workloads = {component_of(d): d for d in documents if d["kind"] == "Deployment"}
+    kinds = {}
+    if "tool-runner" in workloads:
+        settings = load_settings(BY_COMPONENT["tool-runner"], literal_env(container(workloads["tool-runner"])))
+        kinds["tool-runner"] = [kind.strip() for kind in settings.kinds.split(",") if kind.strip()]
+    if "mcp-bridge" in workloads:
+        kinds["mcp-bridge"] = [MCP_KIND]
+    return kinds
+
+
+KEDA_EVERYWHERE = {"toolRunner": {"autoscaling": {"mode": "keda"}}, "mcpBridge": {"autoscaling": {"mode": "keda"}}}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        preset_values("production"),
+        KEDA_EVERYWHERE,
+        {**KEDA_EVERYWHERE, "toolRunner": {"autoscaling": {"mode": "keda"}, "toolKinds": ["shell", "web_search", "my-tool_2"]}},
+    ],
+    ids=["production", "keda", "other-kinds"],
+)
+def test_durable_consumer_names_are_the_tool_protocols(values: dict[str, Any]) -> None:
+    """KEDA reads the lag of a consumer by name: a name the services do not create scales on nothing."""
+    documents = _render(values)
+    kinds = served_kinds(documents)
+    scaled = {component_of(s): s for s in documents if s["kind"] == "ScaledObject"}
+    assert set(scaled) == set(kinds) == {"tool-runner", "mcp-bridge"}
+    for component, served in kinds.items():
+        triggers = scaled[component]["spec"]["triggers"]
+        assert [t["metadata"]["consumer"] for t in triggers] == [durable_name(kind) for kind in served], component
+        assert all(t["metadata"]["stream"] == TOOLS_STREAM.name for t in triggers)
 
 
 def test_keda_with_the_bundled_nats_reads_its_monitoring_endpoint() -> None:

@@ -1,0 +1,218 @@
+{{/*
+The objects that run one service: ServiceAccount, Deployment (probes, security contexts, scheduling), Service.
+Each service's template lists the objects it has; they share one argument dict:
+  root, key (values key), component, protocol (grpc|http), ports (list of {name, port}, the main one first),
+  env (the service's own rendered EnvVar list).
+*/}}
+
+{{/* Image of a service. Args: root, key, component. */}}
+{{- define "agentic.image" -}}
+{{- $override := (index .root.Values .key).image | default dict -}}
+{{- $repository := $override.repository | default (printf "%s/%s" .root.Values.image.repository .component) -}}
+{{- $tag := $override.tag | default .root.Values.image.tag | default .root.Chart.AppVersion -}}
+{{- printf "%s:%s" $repository $tag -}}
+{{- end -}}
+
+{{/* A service's own ServiceAccount, without an API token (no service calls the Kubernetes API). A document starting with `---`, or nothing. */}}
+{{- define "agentic.serviceAccount" -}}
+{{- if .root.Values.serviceAccount.create }}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "agentic.componentName" . }}
+  labels:
+    {{- include "agentic.labels" . | nindent 4 }}
+  {{- with .root.Values.serviceAccount.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+automountServiceAccountToken: false
+{{- end }}
+{{- end -}}
+
+{{/* The Deployment: non-root, read-only, token-free pods with probes, scheduling and the service's env. */}}
+{{- define "agentic.deployment" -}}
+{{- $root := .root -}}
+{{- $values := index $root.Values .key -}}
+{{- $name := include "agentic.componentName" . -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "agentic.labels" . | nindent 4 }}
+spec:
+  {{- /* An autoscaler owns the count: a fixed one would reset it on every upgrade. */}}
+  {{- if not (include "agentic.autoscaled" .) }}
+  replicas: {{ $values.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      {{- include "agentic.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "agentic.labels" . | nindent 8 }}
+        {{- with $values.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        {{- /* Restarts the pods when a secret value given to the chart changes. */}}
+        checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+        {{- with $values.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ if $root.Values.serviceAccount.create }}{{ $name }}{{ else }}default{{ end }}
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- range . }}
+        - name: {{ . }}
+        {{- end }}
+      {{- end }}
+      {{- with include "agentic.scheduling" . | trim }}
+      {{- . | nindent 6 }}
+      {{- end }}
+      {{- with include "agentic.topologySpread" . | trim }}
+      {{- . | nindent 6 }}
+      {{- end }}
+      containers:
+        - name: {{ .component }}
+          image: {{ include "agentic.image" . | quote }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          ports:
+            {{- range .ports }}
+            - name: {{ .name }}
+              containerPort: {{ .port }}
+              protocol: TCP
+            {{- end }}
+          env:
+            {{- include "agentic.commonEnv" $root | trim | nindent 12 }}
+            {{- .env | trim | nindent 12 }}
+            {{- with include "agentic.extraEnv" . | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
+          {{- include "agentic.probes" (dict "protocol" .protocol "port" (index .ports 0).port) | trim | nindent 10 }}
+          resources:
+            {{- toYaml $values.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          {{- /* The root filesystem is read-only: /tmp is the only writable path. */}}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: tmp
+          emptyDir:
+            sizeLimit: {{ $root.Values.tmpSizeLimit }}
+{{- end -}}
+
+{{/* The Service in front of every port of the service, named like the container ports. */}}
+{{- define "agentic.service" -}}
+{{- $values := index .root.Values .key -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "agentic.componentName" . }}
+  labels:
+    {{- include "agentic.labels" . | nindent 4 }}
+  {{- with $values.service.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ $values.service.type }}
+  selector:
+    {{- include "agentic.selectorLabels" . | nindent 4 }}
+  ports:
+    {{- range .ports }}
+    - name: {{ .name }}
+      port: {{ .port }}
+      targetPort: {{ .name }}
+      protocol: TCP
+      {{- if eq .name "grpc" }}
+      appProtocol: grpc
+      {{- else }}
+      appProtocol: http
+      {{- end }}
+    {{- end }}
+{{- end -}}
+
+{{/* Probes: native gRPC for gRPC services, /health (liveness, startup) and /ready (readiness) for HTTP ones. Args: protocol, port. */}}
+{{- define "agentic.probes" -}}
+{{- if eq .protocol "grpc" }}
+startupProbe:
+  grpc: {port: {{ .port }}}
+  periodSeconds: 2
+  failureThreshold: 60
+livenessProbe:
+  grpc: {port: {{ .port }}}
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 3
+readinessProbe:
+  grpc: {port: {{ .port }}}
+  periodSeconds: 5
+  timeoutSeconds: 3
+  failureThreshold: 2
+{{- else }}
+startupProbe:
+  httpGet: {path: /health, port: http}
+  periodSeconds: 2
+  failureThreshold: 60
+livenessProbe:
+  httpGet: {path: /health, port: http}
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 3
+readinessProbe:
+  httpGet: {path: /ready, port: http}
+  periodSeconds: 5
+  timeoutSeconds: 3
+  failureThreshold: 2
+{{- end }}
+{{- end -}}
+
+{{/* Topology spread: the service's own constraints, else nodes and zones (ScheduleAnyway). Args: root, key, component. */}}
+{{- define "agentic.topologySpread" -}}
+{{- $values := index .root.Values .key -}}
+{{- if $values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml $values.topologySpreadConstraints | nindent 2 }}
+{{- else if .root.Values.topologySpread.enabled }}
+topologySpreadConstraints:
+  {{- range $topologyKey := list "kubernetes.io/hostname" "topology.kubernetes.io/zone" }}
+  - maxSkew: {{ $.root.Values.topologySpread.maxSkew }}
+    topologyKey: {{ $topologyKey }}
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "agentic.selectorLabels" $ | nindent 8 }}
+    matchLabelKeys: [pod-template-hash]
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* A pod's scheduling fields; the migration Job takes the state service's. Args: root, key. */}}
+{{- define "agentic.scheduling" -}}
+{{- $values := index .root.Values .key -}}
+{{- with $values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
