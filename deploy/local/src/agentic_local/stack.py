@@ -52,7 +52,10 @@ def _port(requested: int, what: str) -> int:
 
 def _grpc_serving(port: int) -> bool:
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1.0)
+        stub = health_pb2_grpc.HealthStub(channel)
+        reply: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]  # the stubs' HealthStub has no methods
+            health_pb2.HealthCheckRequest(), timeout=1.0
+        )
         return reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
