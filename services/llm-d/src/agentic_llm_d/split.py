@@ -27,13 +27,13 @@ from agentic_core.split.features import ensure_splittable_items, ensure_splittab
 from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_item_ids_against_input, outcome_from_response
 from agentic_core.split.sse_lifecycle import outcome_from_sse
 from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.state_client import StateClient
 
 from agentic_llm_d.body import too_large
 from agentic_llm_d.execute import registry_for, with_model_tools
 from agentic_llm_d.metrics import PERSISTED
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
-from agentic_llm_d.state_client import StateClient
 
 # What persist returns for a model response that failed: it is not stored, so nothing can continue from it.
 UNSTORED_RESPONSE_STATUS = "error"

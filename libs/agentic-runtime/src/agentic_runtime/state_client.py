@@ -1,0 +1,68 @@
+"""The state service as its clients (executor, llm-d) use it: tenant-scoped calls through one `Peer`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
+from agentic_core.errors import AgenticError
+
+from agentic_runtime.grpc_client import Peer
+
+_LOCK_RETRY_SECONDS = 0.05
+
+
+class StateClient:
+    def __init__(self, address: str, timeout_seconds: float) -> None:
+        self.peer = Peer("state", address, timeout_seconds)
+        self.stub = state_pb2_grpc.StateStub(self.peer.channel)
+
+    async def serving(self, timeout: float) -> bool:
+        return await self.peer.serving(timeout)
+
+    async def close(self) -> None:
+        await self.peer.close()
+
+    async def rehydrate(self, principal: common_pb2.Principal, previous_response_id: str) -> list[bytes]:
+        history = await self.peer.call(
+            self.stub.Rehydrate, state_pb2.RehydrateRequest(principal=principal, previous_response_id=previous_response_id)
+        )
+        return list(history.items)
+
+    async def conversation_history(self, principal: common_pb2.Principal, conversation_id: str) -> list[bytes]:
+        history = await self.peer.call(
+            self.stub.GetConversationHistory, state_pb2.ConversationRef(principal=principal, conversation_id=conversation_id)
+        )
+        return list(history.items)
+
+    async def begin_conversation_turn(
+        self, principal: common_pb2.Principal, conversation_id: str, lease_token: str, lease_seconds: float, wait_seconds: float
+    ) -> list[bytes]:
+        """Take the conversation's lease, waiting up to `wait_seconds` for a running turn to finish."""
+        deadline = time.monotonic() + wait_seconds
+        request = state_pb2.BeginConversationTurnRequest(
+            principal=principal, conversation_id=conversation_id, lease_token=lease_token, lease_seconds=lease_seconds
+        )
+        while True:
+            try:
+                turn = await self.peer.call(self.stub.BeginConversationTurn, request)
+                return list(turn.items)
+            except AgenticError as error:
+                if error.code != "conversation_locked" or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(_LOCK_RETRY_SECONDS)
+
+    async def end_conversation_turn(self, principal: common_pb2.Principal, conversation_id: str, lease_token: str) -> None:
+        await self.peer.call(
+            self.stub.EndConversationTurn,
+            state_pb2.EndConversationTurnRequest(principal=principal, conversation_id=conversation_id, lease_token=lease_token),
+        )
+
+    async def persist_turn(self, request: state_pb2.PersistTurnRequest) -> None:
+        await self.peer.call(self.stub.PersistTurn, request)
+
+    async def persist_split_turn(self, turn: state_pb2.PersistTurnRequest, digest: str) -> bytes | None:
+        """None when stored now; the stored response when an identical persist stored it before."""
+        reply = await self.peer.call(self.stub.PersistSplitTurn, state_pb2.PersistSplitTurnRequest(turn=turn, digest=digest))
+        return reply.response if reply.replayed else None
