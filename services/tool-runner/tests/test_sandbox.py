@@ -213,3 +213,20 @@ def _sandbox_children() -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return children
+
+
+async def test_closing_waits_for_the_last_running_program_then_removes_the_work_root() -> None:
+    shared = Sandbox(SandboxConfig(limits=LIMITS, max_concurrent=2))
+    try:
+        await shared.probe()
+    except SandboxError as exc:
+        pytest.skip(f"this machine offers no kernel isolation: {exc}")
+    running = asyncio.create_task(shared.run_python(
+        "import os, time\ntime.sleep(0.5)\nopen('still-here.txt', 'w').write('x')\nprint(sorted(os.listdir('.')))"))
+    await asyncio.sleep(0.2)
+    work_root = shared._work_root
+    assert work_root is not None and work_root.exists()
+    await shared.close()  # as the first of the two handlers sharing it would, mid-call
+    result = await running
+    assert result.exit_code == 0 and "still-here.txt" in result.stdout
+    assert not work_root.exists()

@@ -108,9 +108,16 @@ class Sandbox:
         return await self._execute(executable, list(argv), None, [executable, *executables], False, wall_seconds)
 
     async def close(self) -> None:
-        work_root, self._work_root = self._work_root, None
-        if work_root is not None:
-            await asyncio.to_thread(shutil.rmtree, work_root, True)
+        """Remove the work root once the last running program ended (code_interpreter and shell share one
+        sandbox and close it each; a program still running keeps its call directory)."""
+        slots = [await self._slots.get() for _ in range(self.config.max_concurrent)]
+        try:
+            work_root, self._work_root = self._work_root, None
+            if work_root is not None:
+                await asyncio.to_thread(shutil.rmtree, work_root, True)
+        finally:
+            for slot in slots:
+                self._slots.put_nowait(slot)
 
     async def _execute(
         self, executable: str, argv: list[str], stdin: bytes | None, executables: list[str], python: bool, wall: float | None
