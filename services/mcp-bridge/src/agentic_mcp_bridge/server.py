@@ -13,7 +13,7 @@ from nats.aio.client import Client
 from agentic_mcp_bridge.bridge import McpBridge
 from agentic_mcp_bridge.calls import McpCallHandler
 from agentic_mcp_bridge.consumer import McpConsumer
-from agentic_mcp_bridge.service import SERVICE_NAME, McpBridgeServicer
+from agentic_mcp_bridge.servicer import SERVICE_NAME, McpBridgeServicer
 from agentic_mcp_bridge.settings import McpBridgeSettings
 
 log = logging.getLogger(__name__)

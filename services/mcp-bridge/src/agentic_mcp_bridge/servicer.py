@@ -15,7 +15,9 @@ class McpBridgeServicer(mcp_bridge_pb2_grpc.McpBridgeServicer):
         self.bridge = bridge
 
     async def ListTools(
-        self, request: mcp_bridge_pb2.ListToolsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: mcp_bridge_pb2.ListToolsRequest,
+        context: grpc.aio.ServicerContext[mcp_bridge_pb2.ListToolsRequest, mcp_bridge_pb2.ListToolsReply],
     ) -> mcp_bridge_pb2.ListToolsReply:
         server = request.server
         target = await self.bridge.target(
