@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agentic_core.routing import ModelRoute
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_core.tools.registry import build_registry
-from agentic_executor.rounds import RoundLoop, ToolPolicy
+from agentic_executor.gateway_calls import GatewayCalls, ToolPolicy
 
 
 class RecordingDispatcher:
@@ -34,11 +33,11 @@ OPERATOR_TOOLS = {
 }
 
 
-def _loop(dispatcher, *, max_concurrent: int = 5, max_tool_calls: int | None = None) -> RoundLoop:
+def _calls_of_a_turn(dispatcher, *, max_concurrent: int = 5, max_tool_calls: int | None = None) -> GatewayCalls:
     registry = build_registry([{"type": "operator", "name": "fast"}, {"type": "operator", "name": "careful"},
                                {"type": "web_search"}], OPERATOR_TOOLS)
-    return RoundLoop(None, dispatcher, ToolPolicy(max_concurrent_calls=max_concurrent), route=ModelRoute("*", "http://x/v1"),
-                     registry=registry, response_id="resp_1", tenant="t", include=set(), max_tool_calls=max_tool_calls)
+    return GatewayCalls(dispatcher, registry, ToolPolicy(max_concurrent_calls=max_concurrent), response_id="resp_1",
+                        tenant="t", include=set(), max_tool_calls=max_tool_calls)
 
 
 def _calls(name: str, count: int) -> list[dict]:
@@ -48,27 +47,27 @@ def _calls(name: str, count: int) -> list[dict]:
 
 async def test_parallel_safe_calls_run_together_up_to_the_bound() -> None:
     dispatcher = RecordingDispatcher()
-    results = await _loop(dispatcher, max_concurrent=3)._execute(_calls("fast", 6))
+    results = await _calls_of_a_turn(dispatcher, max_concurrent=3).run(_calls("fast", 6))
     assert [result.status for result in results] == ["ok"] * 6
     assert dispatcher.most_at_once["fast"] == 3
 
 
 async def test_a_tool_that_is_not_parallel_safe_never_runs_twice_at_once() -> None:
     dispatcher = RecordingDispatcher()
-    await _loop(dispatcher)._execute(_calls("careful", 3) + _calls("fast", 2))
+    await _calls_of_a_turn(dispatcher).run(_calls("careful", 3) + _calls("fast", 2))
     assert dispatcher.most_at_once["careful"] == 1 and dispatcher.most_at_once["fast"] == 2
 
 
 async def test_calls_beyond_max_tool_calls_are_not_dispatched() -> None:
     dispatcher = RecordingDispatcher()
-    results = await _loop(dispatcher, max_tool_calls=2)._execute(_calls("fast", 4))
+    results = await _calls_of_a_turn(dispatcher, max_tool_calls=2).run(_calls("fast", 4))
     assert len(dispatcher.calls) == 2
     assert [result.status for result in results].count("error") == 2
 
 
 async def test_each_dispatch_carries_a_unique_id_deadline_kind_and_declaration() -> None:
     dispatcher = RecordingDispatcher()
-    await _loop(dispatcher)._execute(_calls("web_search", 1) + _calls("fast", 1))
+    await _calls_of_a_turn(dispatcher).run(_calls("web_search", 1) + _calls("fast", 1))
     by_tool = {call.tool: call for call in dispatcher.calls}
     assert by_tool["web_search"].kind == "web_search" and by_tool["fast"].kind == "operator"
     assert by_tool["fast"].call_id == "resp_1/fast-0" and by_tool["fast"].deadline > 0

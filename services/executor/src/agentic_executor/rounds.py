@@ -1,271 +1,179 @@
-"""The round loop of one turn: infer, run the gateway-owned calls, infer again, until done.
+"""The rounds of one turn: infer, run the gateway-owned calls, infer again, until a round ends the turn.
 
-A round ends in one of four ways: nothing left to do (done); a client-owned call
-(returned to the client — gateway calls of that mixed round still run and are
-recorded); gateway calls ran and rounds remain (continue with `tool_choice:
-auto`); gateway calls ran on the last allowed round (incomplete, no dangling
-call). Usage is summed over rounds; in a stream, sequence numbers run on and
-output indexes are rebased across rounds, and hidden gateway calls reappear as
-their public items with OpenAI's lifecycle events.
+A round is a function of the upstream body and the turn so far: it returns the
+turn with the round added and either how the turn ended (`TurnDone`) or the
+next round's body (`NextRound`); streamed, it yields its public events first.
+What a round's output means is decided in `agentic_core.responses.round_outcome`.
+In a stream, sequence numbers run on and output indexes are rebased across
+rounds, and hidden gateway calls reappear as their public items with OpenAI's
+lifecycle events.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentic_core.errors import AgenticError
-from agentic_core.responses.items import model_input
+from agentic_core.responses.round_outcome import RoundReading, TurnEnding, read_round
+from agentic_core.responses.round_request import next_round_request
 from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
-from agentic_core.tools.approvals import Approval
-from agentic_core.tools.mcp import approval_request_item
-from agentic_core.tools.protocol import ToolResult
-from agentic_core.tools.public_items import GatewayCallView, function_call_output, standalone_item_events
-from agentic_core.tools.registry import ToolBinding, ToolRegistry
-from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
 
+from agentic_executor.gateway_calls import Event, GatewayCalls, Item, PlacedCall, Shown, ToolPolicy
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.upstream import UpstreamClient
 
-PublicEvent = tuple[str, int, bytes]
-CALL_TYPES = ("function_call", "custom_tool_call")
+PublicEvent = tuple[str, int, bytes]  # event type, sequence number, the event's JSON
+
+__all__ = ["NextRound", "PublicEvent", "RoundResult", "Rounds", "ToolPolicy", "TurnDone"]
 
 
 @dataclass(frozen=True, slots=True)
-class ToolPolicy:
-    max_rounds: int = 10
-    max_concurrent_calls: int = 5
-    call_timeout_seconds: float = 60.0
+class TurnDone:
+    """The round ended the turn."""
+
+    so_far: TurnSoFar
+    ending: TurnEnding
 
 
-@dataclass(slots=True)
-class TurnResult:
-    status: str = "completed"
-    public_output: list[dict[str, Any]] = field(default_factory=list)  # what the client sees
-    continuation: list[dict[str, Any]] = field(default_factory=list)   # what the next turn's model sees
-    usage: dict[str, Any] | None = None
-    incomplete_details: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    rounds: int = 0
-    public_of_call: dict[str, str] = field(default_factory=dict)  # gateway call id → its public item's id
+@dataclass(frozen=True, slots=True)
+class NextRound:
+    """Another round follows, with this upstream body."""
+
+    so_far: TurnSoFar
+    body: dict[str, Any]
 
 
-def add_usage(total: dict[str, Any] | None, more: dict[str, Any] | None) -> dict[str, Any] | None:
-    if more is None:
-        return total
-    if total is None:
-        return more
-    summed: dict[str, Any] = {}
-    for key in total.keys() | more.keys():
-        left, right = total.get(key), more.get(key)
-        if isinstance(left, dict) or isinstance(right, dict):
-            summed[key] = add_usage(left or {}, right or {})
-        else:
-            summed[key] = (left or 0) + (right or 0)
-    return summed
+RoundResult = TurnDone | NextRound
 
 
-class RoundLoop:
-    def __init__(
-        self,
-        upstream: UpstreamClient,
-        dispatcher: ToolDispatcher | None,
-        policy: ToolPolicy,
-        *,
-        route: ModelRoute,
-        registry: ToolRegistry,
-        response_id: str,
-        tenant: str,
-        include: set[str],
-        max_tool_calls: int | None,
-    ) -> None:
+@dataclass(frozen=True, slots=True)
+class _OpenRound:
+    """A round read, its items shown up to its gateway calls, which are placed but not run yet."""
+
+    reading: RoundReading
+    shown: Shown
+    placed: list[PlacedCall]
+
+
+class Rounds:
+    def __init__(self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute) -> None:
         self.upstream = upstream
-        self.dispatcher = dispatcher
+        self.calls = calls
         self.policy = policy
         self.route = route
-        self.registry = registry
-        self.response_id = response_id
-        self.tenant = tenant
-        self.include = include
-        self.budget = CallBudget(max_tool_calls)
-        self.result = TurnResult()
-        self.sequencer = EventSequencer()
-        self._preamble_events: list[dict[str, Any]] = []  # emitted right after the opening events
 
-    def _is_gateway_item(self, item: dict[str, Any]) -> bool:
-        return item.get("type") == "function_call" and self.registry.is_gateway_call(item.get("name"))
+    async def run_json(self, body: dict[str, Any], so_far: TurnSoFar) -> TurnDone:
+        """Rounds until one ends the turn (the last allowed round always does)."""
+        while True:
+            result = await self.json_round(body, so_far)
+            if isinstance(result, TurnDone):
+                TOOL_ROUNDS.observe(result.so_far.rounds)
+                return result
+            body, so_far = result.body, result.so_far
 
-    def _emit(self, event: dict[str, Any]) -> PublicEvent:
-        return self.sequencer.emit(event)
-
-    def add_items_first(self, items: list[dict[str, Any]]) -> None:
-        """Items shown before the first round (e.g. `mcp_list_tools`), stored with the turn."""
-        for item in items:
-            self._preamble_events += standalone_item_events(item, len(self.result.public_output))
-            self.result.public_output.append(item)
-            self.result.continuation.append(item)
-
-    async def settle_approvals(self, approvals: list[Approval]) -> list[dict[str, Any]]:
-        """Run the approved calls, report the denied ones; returns the outputs the model reads next."""
-        approved = [approval.call for approval in approvals if approval.approved]
-        results = dict(zip((call["call_id"] for call in approved), await self._execute(approved), strict=True))
-        outputs = []
-        for approval in approvals:
-            call = approval.call
-            result = results.get(call["call_id"]) or ToolResult.error(
-                call["call_id"], "The user did not approve this call" + (f": {approval.reason}" if approval.reason else "."))
-            view = GatewayCallView(self._binding(call), call, self.include)
-            index = len(self.result.public_output)
-            items, events = view.closing(index, result)
-            self._preamble_events += view.opening(index) + events
-            self.result.public_output += items
-            outputs.append(self._model_output(view, items, result))
-        # A store:false client sent the request back, not the model's call: the call is restored before its output.
-        self.result.continuation += [approval.call for approval in approvals if approval.restored] + outputs
-        return outputs
-
-    async def run(self, body: dict[str, Any], *, stream: bool, opening: list[dict[str, Any]]) -> AsyncIterator[PublicEvent]:
-        """Yields public events (streaming only). Errors before the first event propagate; later ones fail the turn."""
-        started = not stream
-        for round_number in range(1, self.policy.max_rounds + 1):
-            self.result.rounds = round_number
-            if stream:
-                translator = StreamTranslator(self.sequencer, index_offset=len(self.result.public_output),
-                                              is_hidden=self._is_gateway_item)
-                clock = time.perf_counter()
-                upstream_events = self.upstream.stream_response(self.route, body)
-                try:
-                    first_event = await anext(upstream_events, None)
-                    if round_number == 1:
-                        UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
-                    if not started:
-                        started = True
-                        for event in [*opening, *self._preamble_events]:
-                            yield self._emit(event)
-                    if first_event is not None:
-                        translated = translator.translate(first_event)
-                        if translated is not None:
-                            yield translated
-                        async for event in upstream_events:
-                            translated = translator.translate(event)
-                            if translated is not None:
-                                yield translated
-                            if translator.finished:
-                                break
-                    outcome = translator.outcome() or RoundOutcome(
-                        status="failed", output=[],
-                        error={"code": "upstream_incomplete",
-                               "message": "The model server's stream ended before the response finished."},
-                    )
-                except AgenticError as error:
-                    if not started:
-                        raise
-                    outcome = RoundOutcome(status="failed", output=[],
-                                           error={"code": error.code or "upstream_error", "message": error.message})
-                finally:
-                    await upstream_events.aclose()
-            else:
-                clock = time.perf_counter()
-                outcome = outcome_from_json(await self.upstream.create_response(self.route, body))
-                if round_number == 1:
-                    UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
-            async for event in self._after_round(outcome, body, round_number, translator if stream else None):
-                yield event
-            if self.result.status != "continue":
-                TOOL_ROUNDS.observe(round_number)
+    async def run_stream(
+        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event]
+    ) -> AsyncIterator[PublicEvent | TurnDone]:
+        """The turn's public events, `opening` first once the model server answered, then how it ended."""
+        pending_opening: list[Event] | None = opening
+        while True:
+            result: RoundResult | None = None
+            async for step in self.stream_round(body, so_far, pending_opening):
+                if isinstance(step, tuple):
+                    yield step
+                else:
+                    result = step
+            assert result is not None, "a round always ends with its result"
+            if isinstance(result, TurnDone):
+                TOOL_ROUNDS.observe(result.so_far.rounds)
+                yield result
                 return
+            body, so_far, pending_opening = result.body, result.so_far, None
 
-    def _model_output(self, view: GatewayCallView, public_items: list[dict[str, Any]], tool_result: ToolResult) -> dict[str, Any]:
-        """The output the model reads. Shown as is for operator tools; else behind the public item, linked to it."""
-        if view.binding.public_type == "function_call":
-            return public_items[1]
-        self.result.public_of_call[view.call["call_id"]] = view.public_id
-        return function_call_output(view.call["call_id"], tool_result)
+    async def json_round(self, body: dict[str, Any], so_far: TurnSoFar) -> RoundResult:
+        so_far = replace(so_far, rounds=so_far.rounds + 1)
+        clock = time.perf_counter()
+        outcome = outcome_from_json(await self.upstream.create_response(self.route, body))
+        self._observe_first_answer(so_far, clock)
+        opened = self._open(outcome, so_far)
+        finished = self.calls.finish(opened.placed, await self.calls.run(opened.reading.gateway_calls), opened.shown.so_far)
+        return self._result(body, outcome, opened.reading, finished.so_far.shown(opened.reading.shown_last), finished.outputs)
 
-    def _release_later_items(self, later: list[dict[str, Any]], translator: StreamTranslator | None) -> list[PublicEvent]:
-        """The round's items after its first gateway call, shown after that call's public items (the model's order)."""
-        events = translator.release_deferred(len(self.result.public_output)) if translator is not None else []
-        self.result.public_output += later
-        return events
+    async def stream_round(
+        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event] | None
+    ) -> AsyncIterator[PublicEvent | RoundResult]:
+        """Yields the round's public events, then its `RoundResult`. `opening`: the events that start the public
+        stream, or None once it has started. Errors before it starts propagate (a plain error for the client);
+        later ones fail the turn."""
+        so_far = replace(so_far, rounds=so_far.rounds + 1)
+        sequencer = EventSequencer(so_far.next_sequence)
+        translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call)
+        clock = time.perf_counter()
+        upstream_events = self.upstream.stream_response(self.route, body)
+        started = opening is None
+        try:
+            first_event = await anext(upstream_events, None)
+            self._observe_first_answer(so_far, clock)
+            for event in opening or []:
+                yield sequencer.emit(event)
+            started = True
+            if first_event is not None:
+                translated = translator.translate(first_event)
+                if translated is not None:
+                    yield translated
+                async for event in upstream_events:
+                    translated = translator.translate(event)
+                    if translated is not None:
+                        yield translated
+                    if translator.finished:
+                        break
+            outcome = translator.outcome() or _ended_early()
+        except AgenticError as error:
+            if not started:
+                raise
+            outcome = RoundOutcome(status="failed", output=[], error={"code": error.code or "upstream_error",
+                                                                      "message": error.message})
+        finally:
+            await upstream_events.aclose()
+        opened = self._open(outcome, so_far)
+        for event in opened.shown.events + [event for call in opened.placed for event in call.opening()]:
+            yield sequencer.emit(event)
+        finished = self.calls.finish(opened.placed, await self.calls.run(opened.reading.gateway_calls), opened.shown.so_far)
+        for event in [event for closing in finished.closings for event in closing]:
+            yield sequencer.emit(event)
+        # The round's items after its first gateway call follow that call's public items (the model's order).
+        for public_event in translator.release_deferred(finished.so_far.next_index):
+            yield public_event
+        so_far = replace(finished.so_far.shown(opened.reading.shown_last), next_sequence=sequencer.next_sequence)
+        yield self._result(body, outcome, opened.reading, so_far, finished.outputs)
 
-    async def _after_round(
-        self, outcome: RoundOutcome, body: dict[str, Any], round_number: int, translator: StreamTranslator | None
-    ) -> AsyncIterator[PublicEvent]:
-        result = self.result
-        stream = translator is not None
-        result.usage = add_usage(result.usage, outcome.usage)
-        if outcome.status == "failed":
-            for event in self._release_later_items([], translator):
-                yield event
-            result.status, result.error = "failed", outcome.error
-            return
-        waiting = [item for item in outcome.output if self._is_gateway_item(item) and self._binding(item).requires_approval]
-        gateway_calls = [item for item in outcome.output if self._is_gateway_item(item) and item not in waiting]
-        client_calls = [item for item in outcome.output if item.get("type") in CALL_TYPES and not self._is_gateway_item(item)]
-        first_gateway = next((position for position, item in enumerate(outcome.output) if self._is_gateway_item(item)),
-                             len(outcome.output))
-        visible = [(position, item) for position, item in enumerate(outcome.output) if not self._is_gateway_item(item)]
-        result.public_output += [item for position, item in visible if position < first_gateway]
-        later = [item for position, item in visible if position > first_gateway]
-        result.continuation += outcome.output
-        if outcome.status != "completed" and (gateway_calls or waiting):
-            # Cut short (max_output_tokens) with a call the model never finished: it is not executed.
-            result.continuation = [item for item in result.continuation if item not in gateway_calls + waiting]
-            gateway_calls, waiting = [], []
-        for call in waiting:  # not executed: the client approves or denies it in its next request
-            binding = self._binding(call)
-            request = approval_request_item(binding.server_label or "", binding.runner_name, call.get("arguments") or "{}",
-                                            call["call_id"])
-            if stream:
-                for event in standalone_item_events(request, len(result.public_output)):
-                    yield self._emit(event)
-            result.public_output.append(request)
-            result.continuation.append(request)
-        if not gateway_calls:
-            for event in self._release_later_items(later, translator):
-                yield event
-            result.status, result.incomplete_details = outcome.status, outcome.incomplete_details
-            return
-        views = [GatewayCallView(self._binding(call), call, self.include) for call in gateway_calls]
-        indexes, next_index = [], len(result.public_output)
-        for view in views:
-            indexes.append(next_index)
-            next_index += 2 if view.binding.public_type == "function_call" else 1
-        if stream:
-            for view, index in zip(views, indexes, strict=True):
-                for event in view.opening(index):
-                    yield self._emit(event)
-        results = await self._execute(gateway_calls)
-        outputs = []
-        for view, index, tool_result in zip(views, indexes, results, strict=True):
-            items, events = view.closing(index, tool_result)
-            result.public_output += items
-            if stream:
-                for event in events:
-                    yield self._emit(event)
-            outputs.append(self._model_output(view, items, tool_result))
-        for event in self._release_later_items(later, translator):
-            yield event
-        result.continuation += outputs
-        if client_calls or waiting:
-            result.status = "completed"  # the client owns the next step
-        elif round_number >= self.policy.max_rounds:
-            result.status, result.incomplete_details = "incomplete", {"reason": "max_tool_rounds"}
-        else:
-            result.status = "continue"
-            body["input"] = [*body["input"], *model_input(outcome.output), *outputs]
-            body["tool_choice"] = "auto"
+    def _open(self, outcome: RoundOutcome, so_far: TurnSoFar) -> _OpenRound:
+        reading = read_round(outcome, self.calls.registry, round_number=so_far.rounds, max_rounds=self.policy.max_rounds)
+        so_far = so_far.counted(outcome.usage).shown(reading.shown_first).continued(reading.continuation)
+        shown = self.calls.approval_requests(reading.awaiting_approval, so_far)
+        return _OpenRound(reading, shown, self.calls.place(reading.gateway_calls, shown.so_far.next_index))
 
-    def _binding(self, call: dict[str, Any]) -> ToolBinding:
-        binding = self.registry.binding(call.get("name", ""))
-        assert binding is not None
-        return binding
+    @staticmethod
+    def _result(
+        body: dict[str, Any], outcome: RoundOutcome, reading: RoundReading, so_far: TurnSoFar, call_outputs: list[Item]
+    ) -> RoundResult:
+        so_far = so_far.continued(call_outputs)
+        if reading.ending is not None:
+            return TurnDone(so_far, reading.ending)
+        return NextRound(so_far, next_round_request(body, outcome.output, call_outputs))
 
-    async def _execute(self, calls: list[dict[str, Any]]) -> list[ToolResult]:
-        return await run_gateway_calls(
-            self.dispatcher, self.registry, calls, response_id=self.response_id, tenant=self.tenant,
-            timeout=self.policy.call_timeout_seconds, max_concurrent=self.policy.max_concurrent_calls, budget=self.budget,
-        )
+    @staticmethod
+    def _observe_first_answer(so_far: TurnSoFar, clock: float) -> None:
+        if so_far.rounds == 1:
+            UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
+
+
+def _ended_early() -> RoundOutcome:
+    return RoundOutcome(status="failed", output=[], error={"code": "upstream_incomplete",
+                                                           "message": "The model server's stream ended before the "
+                                                                      "response finished."})

@@ -1,8 +1,16 @@
-"""gRPC Executor servicer: a thin adapter over `TurnRunner`."""
+"""gRPC Executor servicer: a thin adapter over `TurnRunner` (Responses) and `MessagesTurns` (Anthropic Messages).
+
+A failure is raised, never sent as a message: the ErrorInterceptor ends the
+call with its status and the exact HTTP body in the trailing metadata.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any, TypeAlias
+
 import grpc
+import orjson
 from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_runtime.tracing import context_from, tracer
 from opentelemetry import context as otel_context
@@ -13,6 +21,13 @@ from agentic_executor.messages import MessagesTurns
 from agentic_executor.turn import TurnRunner
 
 _tracer = tracer("agentic.executor")
+_Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+
+
+def stream_event(event_type: str, sequence: int, data: bytes) -> executor_pb2.ExecuteEvent:
+    return executor_pb2.ExecuteEvent(
+        event=executor_pb2.StreamEvent(event_type=event_type, sequence_number=sequence, data=data)
+    )
 
 
 class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
@@ -20,18 +35,26 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
         self.runner = runner
         self.messages = MessagesTurns(runner)
 
-    async def Execute(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
+    async def Execute(self, request: executor_pb2.ExecuteRequest, context: _Context) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         # Each call runs in its own task: the span stays current for the whole turn, without a detach.
         span = _tracer.start_span("turn", context=context_from(context.invocation_metadata()), kind=SpanKind.SERVER)
         otel_context.attach(trace.set_span_in_context(span))
         try:
-            turns = self.messages.run(request) if request.api == "messages" else self.runner.run(request)
-            async for message in turns:
+            turn = self.messages.run(request) if request.api == "messages" else self._responses(request)
+            async for message in turn:
                 yield message
         finally:
             span.end()
 
-    async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: grpc.aio.ServicerContext):
+    async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.TokenCount:
         if request.api == "messages":
             return await self.messages.count_tokens(request)
         return await self.runner.count_input_tokens(request)
+
+    async def _responses(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+        """A Responses turn: one `response` (JSON), or its public events (SSE)."""
+        if not request.stream:
+            yield executor_pb2.ExecuteEvent(response=orjson.dumps(await self.runner.respond(request)))
+            return
+        async for event in self.runner.stream(request):
+            yield stream_event(*event)

@@ -7,7 +7,7 @@ replies and chunks back into Responses objects and events.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import orjson
@@ -41,7 +41,7 @@ class UpstreamClient:
             return response_from_chat_completion(completion, body)
         return await self._post_json(route, "/responses", body)
 
-    async def stream_response(self, route: ModelRoute, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def stream_response(self, route: ModelRoute, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """A streaming generation; yields upstream Responses events (translated from chat chunks on chat routes).
 
         Errors before the first event carry the upstream status; later transport

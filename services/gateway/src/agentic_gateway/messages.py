@@ -22,10 +22,10 @@ from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.execute import run_on_executor
 from agentic_gateway.http import json_response, principal_of
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.passthrough import model_of, relay, upstream_body
+from agentic_gateway.turn_relay import run_on_executor
 
 router = APIRouter()
 # Tool types the client executes in Anthropic's API: anything else is a server tool the gateway runs.

@@ -15,7 +15,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentic_gateway.errors import error_response
-from agentic_gateway.execute import run_on_executor
 from agentic_gateway.http import (
     ascending_order,
     deleted,
@@ -27,6 +26,7 @@ from agentic_gateway.http import (
 )
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
+from agentic_gateway.turn_relay import run_on_executor
 
 router = APIRouter()
 

@@ -29,14 +29,12 @@ class ExecuteRequest(_message.Message):
     def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ..., api: _Optional[str] = ...) -> None: ...
 
 class ExecuteEvent(_message.Message):
-    __slots__ = ("event", "response", "error")
+    __slots__ = ("event", "response")
     EVENT_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
-    ERROR_FIELD_NUMBER: _ClassVar[int]
     event: StreamEvent
     response: bytes
-    error: _common_pb2.ApiError
-    def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ..., error: _Optional[_Union[_common_pb2.ApiError, _Mapping]] = ...) -> None: ...
+    def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ...) -> None: ...
 
 class StreamEvent(_message.Message):
     __slots__ = ("event_type", "sequence_number", "data")

@@ -1,4 +1,8 @@
-"""Running a turn on the executor and answering the client: one JSON body, or the events relayed as SSE."""
+"""Relaying a turn the executor runs: one JSON body, or its events as SSE; a failed turn raises its error.
+
+The gateway's server span covers the whole Execute call: it ends once the JSON
+is answered or the relayed stream ends.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from agentic_runtime.grpc_errors import error_from_rpc
 from agentic_runtime.tracing import carrier, context_from, tracer
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
-from opentelemetry.trace import SpanKind
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
 
 from agentic_gateway.http import json_response
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
@@ -24,6 +29,7 @@ _tracer = tracer("agentic.gateway")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left; never seen by that client
 StreamErrorFrame = Callable[[AgenticError], bytes]
+ExecuteCall = grpc.aio.UnaryStreamCall[executor_pb2.ExecuteRequest, executor_pb2.ExecuteEvent]
 
 
 def openai_stream_error(error: AgenticError) -> bytes:
@@ -36,15 +42,32 @@ async def run_on_executor(
     label: str,
     stream_error: StreamErrorFrame = openai_stream_error,
 ) -> Response:
-    """Errors before the first event raise `AgenticError` (the caller shapes them); in-band errors are relayed as sent."""
+    """Errors before the first event raise `AgenticError` (the app's handlers shape them); later ones end the
+    stream with `stream_error`'s frame."""
+    # The turn's trace starts here (or continues the caller's `traceparent`) and crosses to the executor.
+    span = _tracer.start_span(f"POST {request.url.path}", context=context_from(request.headers), kind=SpanKind.SERVER)
+    relaying = False
+    try:
+        with trace.use_span(span):
+            response = await _answer(request, execute_request, label, stream_error, span)
+        relaying = isinstance(response, StreamingResponse)
+        return response
+    finally:
+        if not relaying:
+            span.end()
+
+
+async def _answer(
+    request: Request,
+    execute_request: executor_pb2.ExecuteRequest,
+    label: str,
+    stream_error: StreamErrorFrame,
+    span: Span,
+) -> Response:
     gateway = request.app.state.gateway
     started = time.perf_counter()
-    # The turn's trace starts here (or continues the caller's `traceparent`) and crosses to the executor.
-    with _tracer.start_as_current_span(f"POST {request.url.path}", context=context_from(request.headers),
-                                       kind=SpanKind.SERVER):
-        metadata = tuple(carrier().items())
-    call = gateway.peers.executor.Execute(execute_request, timeout=gateway.settings.turn_timeout_seconds,
-                                          metadata=metadata)
+    call: ExecuteCall = gateway.peers.executor.Execute(execute_request, timeout=gateway.settings.turn_timeout_seconds,
+                                          metadata=tuple(carrier().items()))
     messages = call.__aiter__()
     first_message = asyncio.ensure_future(messages.__anext__())
     hang_up = asyncio.ensure_future(_disconnected(request))
@@ -62,17 +85,14 @@ async def run_on_executor(
         raise RelayedError(502, AgenticError("The executor ended the turn without a result.").body()) from None
     except grpc.aio.AioRpcError as exc:
         raise error_from_rpc(exc, "executor") from None
-    kind = first.WhichOneof("payload")
-    if kind == "error":
-        REQUESTS.labels(route=label, status=first.error.http_status).inc()
-        return Response(content=first.error.body, status_code=first.error.http_status, media_type="application/json")
     REQUESTS.labels(route=label, status=200).inc()
-    if kind == "response":
+    if first.WhichOneof("payload") == "response":
         TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
         return json_response(first.response)
     TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
     headers = {**_SSE_HEADERS, "x-request-id": execute_request.request_id}
-    return StreamingResponse(_relay(call, messages, first, stream_error), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(_relay(call, messages, first, stream_error, span), media_type="text/event-stream",
+                             headers=headers)
 
 
 async def _disconnected(request: Request) -> None:
@@ -82,15 +102,19 @@ async def _disconnected(request: Request) -> None:
 
 
 async def _relay(
-    call, messages: AsyncIterator[executor_pb2.ExecuteEvent], first: executor_pb2.ExecuteEvent, stream_error: StreamErrorFrame
+    call: ExecuteCall,
+    messages: AsyncIterator[executor_pb2.ExecuteEvent],
+    first: executor_pb2.ExecuteEvent,
+    stream_error: StreamErrorFrame,
+    span: Span,
 ) -> AsyncIterator[bytes]:
-    """One write per event, as it arrives."""
+    """One write per event, as it arrives; the turn's span ends with the stream."""
     try:
         yield frame(first.event.event_type, first.event.data)
         async for message in messages:
-            if message.WhichOneof("payload") == "event":
-                yield frame(message.event.event_type, message.event.data)
+            yield frame(message.event.event_type, message.event.data)
     except grpc.aio.AioRpcError as exc:
         yield stream_error(error_from_rpc(exc, "executor"))
     finally:
         call.cancel()
+        span.end()
