@@ -122,16 +122,8 @@ class Rounds:
             for event in opening or []:
                 yield sequencer.emit(event)
             started = True
-            if first_event is not None:
-                translated = translator.translate(first_event)
-                if translated is not None:
-                    yield translated
-                async for event in upstream_events:
-                    translated = translator.translate(event)
-                    if translated is not None:
-                        yield translated
-                    if translator.finished:
-                        break
+            async for public_event in _translated(first_event, upstream_events, translator):
+                yield public_event
             outcome = translator.outcome() or _ended_early()
         except AgenticError as error:
             if not started:
@@ -171,6 +163,23 @@ class Rounds:
     def _observe_first_answer(so_far: TurnSoFar, clock: float) -> None:
         if so_far.rounds == 1:
             UPSTREAM_FIRST_EVENT_SECONDS.observe(time.perf_counter() - clock)
+
+
+async def _translated(
+    first_event: dict[str, Any] | None, upstream_events: AsyncIterator[dict[str, Any]], translator: StreamTranslator
+) -> AsyncIterator[PublicEvent]:
+    """The public events of one upstream stream, up to its terminal event."""
+    if first_event is None:
+        return
+    translated = translator.translate(first_event)
+    if translated is not None:
+        yield translated
+    async for event in upstream_events:
+        translated = translator.translate(event)
+        if translated is not None:
+            yield translated
+        if translator.finished:
+            break
 
 
 def _ended_early() -> RoundOutcome:
