@@ -66,7 +66,7 @@ class ToolCatalog:
         finally:
             if self._fetches.get(key) is task:
                 del self._fetches[key]
-            self._stale.discard(task)  # type: ignore[arg-type]
+            self._stale.discard(task)
 
     def invalidate(self, key: CacheKey) -> None:
         self._entries.pop(key, None)
