@@ -8,9 +8,11 @@ import time
 
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
-from agentic_runtime import nats
+from agentic_local.infra import EmbeddedNats
+from agentic_runtime import nats, tool_protocol
 from agentic_runtime.tool_consumer import KindConsumer
-from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.tool_dispatch import DispatchMetrics, ToolDispatcher
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 
 class CountingTool:
@@ -125,9 +127,9 @@ async def test_a_runner_dying_mid_call_hands_it_to_another_and_it_finishes_once(
 
 async def test_a_redelivered_finished_call_is_answered_without_running_again(client, kind) -> None:
     tool = CountingTool(kind)
-    results = await nats.ensure_key_value(client, nats.TOOL_RESULTS_BUCKET, nats.TOOL_RESULTS_TTL_SECONDS)
+    results = await nats.ensure_key_value(client, tool_protocol.TOOL_RESULTS_BUCKET, tool_protocol.TOOL_RESULTS_TTL_SECONDS)
     call = _call(kind)
-    await results.put(call.call_id, ToolResult.ok(call.call_id, "from before").to_json())
+    await results.put(tool_protocol.result_key(call.call_id), ToolResult.ok(call.call_id, "from before").to_json())
     consumer = _consumer(client, tool)
     await consumer.start()
     dispatcher = ToolDispatcher(client)
@@ -166,3 +168,83 @@ async def test_calls_beyond_the_runner_concurrency_wait_their_turn(client, kind)
     finally:
         await dispatcher.close()
         await consumer.stop(1)
+
+
+# Call ids as model servers and llm-d coordinators write them: none is a valid KV key, subject token or header as is.
+ODD_CALL_IDS = [
+    "functions.get_weather:0",
+    "call with spaces",
+    "appel_météo_天気_🌦",
+    ".leading.and..double.dots.",
+    "wild*card",
+    "tail>",
+    "line\r\nbreak",
+    ("call:é.*> " * 50)[:500],
+]
+
+
+async def test_any_call_id_gets_its_result_once_and_is_acknowledged(client, kind) -> None:
+    tool = CountingTool(kind)
+    consumer = _consumer(client, tool, ack_wait=1.0)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client)
+    await dispatcher.start()
+    response_id = f"resp_{secrets.token_hex(6)}"
+    calls = [ToolCall(call_id=f"{response_id}/{call_id}", kind=kind, tool="counting", arguments={"x": index},
+                      deadline=time.time() + 30) for index, call_id in enumerate(ODD_CALL_IDS)]
+    try:
+        results = await asyncio.gather(*(dispatcher.call(call, timeout=5) for call in calls))
+        assert [(result.call_id, result.status, result.content) for result in results] == [
+            (call.call_id, "ok", {"echo": call.arguments}) for call in calls
+        ]
+        await asyncio.sleep(2.5)  # past two ack waits: an unacknowledged call would have been redelivered by now
+        assert sorted(tool.started) == sorted(tool.finished) == sorted(call.call_id for call in calls)
+        info = await client.jetstream().consumer_info(tool_protocol.TOOLS_STREAM.name, consumer.durable)
+        assert (info.num_pending, info.num_ack_pending, info.num_redelivered) == (0, 0, 0)
+        stored = await nats.ensure_key_value(client, tool_protocol.TOOL_RESULTS_BUCKET)
+        for call in calls:
+            entry = await stored.get(tool_protocol.result_key(call.call_id))
+            assert entry.value is not None and ToolResult.from_json(entry.value).call_id == call.call_id
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
+
+
+async def test_a_broker_that_stops_answering_makes_an_error_result_not_a_failed_turn(tmp_path) -> None:
+    # A server of its own: stopping the shared one would fail every other test.
+    server = EmbeddedNats(tmp_path, tmp_path)
+    connection = await nats.connect(server.start(), name="test-broker-gone")
+    try:
+        await nats.ensure_streams(connection)
+        dispatcher = ToolDispatcher(connection)
+        await dispatcher.start()
+        server.stop()  # the runner lookup (a JetStream request) now times out
+        result = await asyncio.wait_for(dispatcher.call(_call("web_search"), timeout=2), 30)
+        assert result.status == "error" and "could not be dispatched" in result.content
+    finally:
+        server.stop()
+        await connection.close()
+
+
+async def test_the_dispatcher_counts_calls_and_duplicates_in_the_metrics_it_is_given(client, kind) -> None:
+    registry = CollectorRegistry()
+    metrics = DispatchMetrics(
+        Counter("calls", "", ["kind", "status"], registry=registry), Histogram("seconds", "", ["kind"], registry=registry),
+        Counter("duplicates", "", registry=registry),
+    )
+    tool = CountingTool(kind)
+    consumer = _consumer(client, tool)
+    await consumer.start()
+    dispatcher = ToolDispatcher(client, metrics)
+    await dispatcher.start()
+    try:
+        result = await dispatcher.call(_call(kind), timeout=10)
+        await client.publish(dispatcher.inbox + ".late", result.to_json())  # the same result again: a duplicate
+        await client.flush()
+        await asyncio.sleep(0.2)
+    finally:
+        await dispatcher.close()
+        await consumer.stop(1)
+    assert registry.get_sample_value("calls_total", {"kind": kind, "status": "ok"}) == 1
+    assert registry.get_sample_value("seconds_count", {"kind": kind}) == 1
+    assert registry.get_sample_value("duplicates_total") == 1

@@ -17,6 +17,7 @@ from agentic_mcp_bridge.calls import McpCallHandler
 from agentic_mcp_bridge.consumer import McpConsumer
 from agentic_runtime import nats
 from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.tool_protocol import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, durable_name, result_key
 
 from tests.support.fake_mcp_server import DEFAULT_TOKEN
 
@@ -34,7 +35,7 @@ async def calls(client, fake_mcp, make_bridge, bridge_settings):
     """`await calls(tool, arguments, **params)`: one call through JetStream to a bridge serving the fake server."""
     kind = f"mcp{secrets.token_hex(4)}"
     bridge = make_bridge(bridge_settings(fake_mcp))
-    consumer = McpConsumer(client, McpCallHandler(bridge, kind=kind), durable=f"tool-runner-{kind}", concurrency=4,
+    consumer = McpConsumer(client, McpCallHandler(bridge, kind=kind), durable=durable_name(kind), concurrency=4,
                            ack_wait=30, max_deliveries=5, backoff=[], lag_poll_seconds=1)
     await consumer.start()
     dispatcher = ToolDispatcher(client)
@@ -51,7 +52,7 @@ async def calls(client, fake_mcp, make_bridge, bridge_settings):
     yield call
     await dispatcher.close()
     await consumer.stop(1)
-    await client.jetstream().delete_consumer(nats.TOOLS_STREAM.name, f"tool-runner-{kind}")
+    await client.jetstream().delete_consumer(TOOLS_STREAM.name, durable_name(kind))
 
 
 async def test_a_call_returns_the_text_the_model_reads(calls) -> None:
@@ -110,8 +111,8 @@ async def test_a_call_past_its_deadline_is_not_run(calls, fake_mcp) -> None:
 
 async def test_a_redelivered_finished_call_is_answered_from_the_stored_result(calls, client, fake_mcp) -> None:
     call_id = f"resp_t/{secrets.token_hex(6)}"
-    results = await nats.ensure_key_value(client, nats.TOOL_RESULTS_BUCKET, nats.TOOL_RESULTS_TTL_SECONDS)
-    await results.put(call_id, ToolResult.ok(call_id, "from before", output="from before").to_json())
+    results = await nats.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+    await results.put(result_key(call_id), ToolResult.ok(call_id, "from before", output="from before").to_json())
     result = await calls("echo", {"text": "again"}, call_id=call_id)
     assert result.content == "from before"
     assert fake_mcp.stats()["calls"] == {}
@@ -120,6 +121,6 @@ async def test_a_redelivered_finished_call_is_answered_from_the_stored_result(ca
 async def test_a_call_is_run_once_and_its_result_stored(calls, client, fake_mcp) -> None:
     call_id = f"resp_t/{secrets.token_hex(6)}"
     assert (await calls("echo", {"text": "once"}, call_id=call_id)).content == "once"
-    results = await nats.ensure_key_value(client, nats.TOOL_RESULTS_BUCKET, nats.TOOL_RESULTS_TTL_SECONDS)
-    assert ToolResult.from_json((await results.get(call_id)).value).content == "once"
+    results = await nats.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+    assert ToolResult.from_json((await results.get(result_key(call_id))).value).content == "once"
     assert fake_mcp.stats()["calls"] == {"echo": 1}

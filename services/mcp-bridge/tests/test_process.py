@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from agentic_mcp_bridge.consumer import DURABLE
 from agentic_runtime import nats
 from agentic_runtime.grpc_server import insecure_channel, is_serving
 from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.tool_protocol import TOOLS_STREAM
 from nats.js.errors import NotFoundError
 
 from tests.support.fake_mcp_server import ROOT
@@ -48,7 +50,7 @@ async def bridge_process(infra, fake_mcp):
         process.wait()
     client = await nats.connect(infra["nats_url"], name="test-cleanup")
     try:
-        await client.jetstream().delete_consumer(nats.TOOLS_STREAM.name, DURABLE)
+        await client.jetstream().delete_consumer(TOOLS_STREAM.name, DURABLE)
     except NotFoundError:
         pass
     await client.drain()
@@ -67,7 +69,8 @@ async def test_the_bridge_process_lists_calls_and_drains_on_sigterm(bridge_proce
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     try:
-        call = ToolCall(call_id="resp_process/slow", kind="mcp", tool="slow", arguments={"seconds": 1.0},
+        # A fresh id: a result stored by an earlier run (kept an hour) would answer the call unrun.
+        call = ToolCall(call_id=f"resp_process/{secrets.token_hex(6)}", kind="mcp", tool="slow", arguments={"seconds": 1.0},
                         params={"server_label": "fake", "server_url": fake_mcp.url, "headers": {}},
                         deadline=time.time() + 20, tenant="tenant-a")
         pending = asyncio.create_task(dispatcher.call(call, timeout=20))

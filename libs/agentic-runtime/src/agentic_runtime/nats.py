@@ -8,15 +8,13 @@ import nats
 from nats.aio.client import Client
 from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError
+from nats.js.kv import KeyValue
+
+# The tool protocol names its stream; it is created here with the others (and still importable from here).
+from agentic_runtime.tool_protocol import TOOLS_STREAM
 
 log = logging.getLogger(__name__)
 
-TOOLS_STREAM = StreamConfig(
-    name="TOOLS",
-    subjects=["tools.exec.>"],
-    retention=RetentionPolicy.WORK_QUEUE,
-    max_age=3600.0,
-)
 RESPONSES_STREAM = StreamConfig(
     name="RESPONSES",
     subjects=["responses.*.events"],
@@ -27,9 +25,6 @@ RESPONSES_STREAM = StreamConfig(
 
 # Operator tools the runners offer (name → function definition), written by every runner at start-up.
 TOOL_DEFINITIONS_BUCKET = "TOOL_DEFINITIONS"
-# Finished results by dispatch id, so that a redelivered call is answered without running it again.
-TOOL_RESULTS_BUCKET = "TOOL_RESULTS"
-TOOL_RESULTS_TTL_SECONDS = 3600.0
 
 
 async def connect(url: str, name: str) -> Client:
@@ -54,7 +49,7 @@ async def ensure_streams(client: Client) -> None:
             await jetstream.update_stream(config)
 
 
-async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None, in_memory: bool = False):
+async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None, in_memory: bool = False) -> KeyValue:
     """The KV bucket, created on first use (idempotent across replicas)."""
     jetstream = client.jetstream()
     try:

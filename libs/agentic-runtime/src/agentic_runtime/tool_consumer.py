@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Protocol
 
-from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
+from agentic_core.tools.protocol import ToolCall, ToolResult
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -25,11 +25,19 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from prometheus_client import Counter, Gauge, Histogram
 
-from agentic_runtime.nats import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, ensure_key_value
+from agentic_runtime.nats import ensure_key_value
+from agentic_runtime.tool_protocol import (
+    REPLY_HEADER,
+    TOOL_RESULTS_BUCKET,
+    TOOL_RESULTS_TTL_SECONDS,
+    TOOLS_STREAM_NAME,
+    durable_name,
+    result_key,
+    subject_for,
+)
 from agentic_runtime.tracing import context_from, tracer
 
 log = logging.getLogger(__name__)
-REPLY_HEADER = "Agentic-Reply"
 _tracer = tracer("agentic.tools")
 
 # Queue depth and lag per kind drive autoscaling (KEDA on the durable consumer, or these gauges).
@@ -58,11 +66,6 @@ class ToolHandler(Protocol):
     async def close(self) -> None: ...
 
 
-def durable_name(kind: str) -> str:
-    """The durable consumer every tool-runner replica of a kind shares."""
-    return f"tool-runner-{kind}"
-
-
 class KindConsumer:
     def __init__(
         self,
@@ -86,10 +89,10 @@ class KindConsumer:
         self.max_deliveries = max(max_deliveries, len(backoff) + 1)
         self.backoff = backoff
         self.lag_poll_seconds = lag_poll_seconds
-        self.active: set[asyncio.Task] = set()
+        self.active: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(concurrency)
         self._stopping = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         # A dedupe cache of recent results: kept in memory, it costs a call no disk write.
@@ -104,7 +107,7 @@ class KindConsumer:
             backoff=self.backoff or None,
         )
         self.subscription = await self.jetstream.pull_subscribe(
-            subject_for(self.kind), durable=self.durable, stream=TOOLS_STREAM.name, config=config
+            subject_for(self.kind), durable=self.durable, stream=TOOLS_STREAM_NAME, config=config
         )
         self._tasks = [asyncio.create_task(self._fetch_loop()), asyncio.create_task(self._export_lag())]
 
@@ -145,7 +148,7 @@ class KindConsumer:
                 self.active.add(task)
                 task.add_done_callback(self._finished)
 
-    def _finished(self, task: asyncio.Task) -> None:
+    def _finished(self, task: asyncio.Task[None]) -> None:
         self.active.discard(task)
         self._slots.release()
 
@@ -183,7 +186,7 @@ class KindConsumer:
             span.end()
         CALLS.labels(kind=self.kind, status=result.status).observe(time.perf_counter() - started)
         payload = result.to_json()
-        await self.results.put(call.call_id, payload)
+        await self.results.put(result_key(call.call_id), payload)
         await self._answer(reply, payload)
         await message.ack()
 
@@ -198,7 +201,7 @@ class KindConsumer:
 
     async def _stored_result(self, call_id: str) -> bytes | None:
         try:
-            entry = await self.results.get(call_id)
+            entry = await self.results.get(result_key(call_id))
         except KeyNotFoundError:
             return None
         return entry.value or None
@@ -215,7 +218,7 @@ class KindConsumer:
     async def _export_lag(self) -> None:
         while True:
             try:
-                info = await self.jetstream.consumer_info(TOOLS_STREAM.name, self.durable)
+                info = await self.jetstream.consumer_info(TOOLS_STREAM_NAME, self.durable)
                 QUEUE_PENDING.labels(kind=self.kind).set(info.num_pending)
                 QUEUE_ACK_PENDING.labels(kind=self.kind).set(info.num_ack_pending)
             except Exception as exc:

@@ -12,51 +12,45 @@ import contextlib
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from agentic_core.tools.protocol import ToolCall, ToolResult, subject_for
+from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_core.tools.registry import ToolRegistry
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Histogram
 
-from agentic_runtime.nats import TOOLS_STREAM
+from agentic_runtime.tool_protocol import MSG_ID_HEADER, REPLY_HEADER, TOOLS_STREAM_NAME, durable_name, msg_id, subject_for
 from agentic_runtime.tracing import carrier
 
 log = logging.getLogger(__name__)
 
-REPLY_HEADER = "Agentic-Reply"
-
-# The executor's names: the dashboards and alerts key on them (llm-d's execute step dispatches too).
-TOOL_CALLS = Counter("agentic_executor_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"])
-TOOL_CALL_SECONDS = Histogram(
-    "agentic_executor_tool_call_seconds",
-    "Time from dispatch to result of a gateway tool call.",
-    ["kind"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
-TOOL_DUPLICATE_RESULTS = Counter(
-    "agentic_executor_tool_duplicate_results_total", "Results of already answered calls (redeliveries), dropped."
-)
-# Which durable consumer serves each kind; a kind without one has no runner.
-CONSUMERS = {"mcp": "mcp-bridge"}
 _RUNNER_CACHE_SECONDS = (10.0, 1.0)  # how long a found / missing consumer is remembered
+_BROKER_TIMEOUT_SECONDS = 5.0  # the most a JetStream request of one call may take
 
 
-def consumer_for(kind: str) -> str:
-    return CONSUMERS.get(kind, f"tool-runner-{kind}")
+@dataclass(frozen=True, slots=True)
+class DispatchMetrics:
+    """The metrics a service keeps of its tool calls: each service names its own (dashboards key on them)."""
+
+    calls: Counter              # labels: kind, status
+    seconds: Histogram          # labels: kind; from dispatch to result
+    duplicate_results: Counter  # results of already answered calls (redeliveries), dropped
 
 
 class ToolDispatcher:
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, metrics: DispatchMetrics | None = None) -> None:
         self.client = client
         self.jetstream = client.jetstream()
+        self.metrics = metrics
         self.inbox = f"_INBOX.agentic-executor.{uuid.uuid4().hex}"
         self.pending: dict[str, asyncio.Future[ToolResult]] = {}
         self._runners: dict[str, tuple[bool, float]] = {}
-        self._subscription = None
+        self._subscription: Subscription | None = None
 
     async def start(self) -> None:
         self._subscription = await self.client.subscribe(self.inbox + ".*", cb=self._on_result)
@@ -73,17 +67,19 @@ class ToolDispatcher:
             return
         future = self.pending.get(result.call_id)
         if future is None or future.done():
-            TOOL_DUPLICATE_RESULTS.inc()
+            if self.metrics is not None:
+                self.metrics.duplicate_results.inc()
             return
         future.set_result(result)
 
-    async def has_runner(self, kind: str) -> bool:
+    async def has_runner(self, kind: str, timeout: float = _BROKER_TIMEOUT_SECONDS) -> bool:
+        """Whether the durable consumer of `kind` exists; raises when the broker does not answer."""
         known = self._runners.get(kind)
         now = time.monotonic()
         if known is not None and now < known[1]:
             return known[0]
         try:
-            await self.jetstream.consumer_info(TOOLS_STREAM.name, consumer_for(kind))
+            await self.jetstream.consumer_info(TOOLS_STREAM_NAME, durable_name(kind), timeout=timeout)
             present = True
         except NotFoundError:
             present = False
@@ -94,23 +90,31 @@ class ToolDispatcher:
         """Never raises for the tool's sake: a timeout, a missing runner or a broker failure is an error result."""
         started = time.perf_counter()
         result = await self._call(call, timeout)
-        TOOL_CALLS.labels(kind=call.kind, status=result.status).inc()
-        TOOL_CALL_SECONDS.labels(kind=call.kind).observe(time.perf_counter() - started)
+        if self.metrics is not None:
+            self.metrics.calls.labels(kind=call.kind, status=result.status).inc()
+            self.metrics.seconds.labels(kind=call.kind).observe(time.perf_counter() - started)
         return result
 
     async def _call(self, call: ToolCall, timeout: float) -> ToolResult:
-        if not await self.has_runner(call.kind):
+        broker_timeout = min(timeout, _BROKER_TIMEOUT_SECONDS)
+        try:
+            runner = await self.has_runner(call.kind, broker_timeout)
+        except Exception as exc:  # the broker did not answer the lookup: a failed tool call, never a failed response
+            log.warning("looking up the %s runner failed: %r", call.kind, exc)
+            return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
+        if not runner:
             return ToolResult.error(call.call_id, f"No runner is available for {call.tool!r} tools right now.")
         future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self.pending[call.call_id] = future
         try:
-            headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", "Nats-Msg-Id": call.call_id}
-            await self.jetstream.publish(subject_for(call.kind), call.to_json(), headers=headers, timeout=min(timeout, 5.0))
+            # The call id is the model's or a coordinator's (any characters): it travels in the payload only.
+            headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", MSG_ID_HEADER: msg_id(call.call_id)}
+            await self.jetstream.publish(subject_for(call.kind), call.to_json(), headers=headers, timeout=broker_timeout)
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             return ToolResult.error(call.call_id, f"The {call.tool} tool did not finish within {timeout:g} s.")
         except Exception as exc:  # a broker failure is a failed tool call, never a failed response
-            log.warning("dispatching %s failed: %s", call.tool, exc)
+            log.warning("dispatching %s failed: %r", call.tool, exc)
             return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
         finally:
             self.pending.pop(call.call_id, None)

@@ -19,8 +19,9 @@ import hashlib
 from nats.js.api import Header, RetentionPolicy, StreamConfig
 
 # A work queue: a call is gone from the stream once a runner acknowledges it.
+TOOLS_STREAM_NAME = "TOOLS"
 TOOLS_STREAM = StreamConfig(
-    name="TOOLS",
+    name=TOOLS_STREAM_NAME,
     subjects=["tools.exec.>"],
     retention=RetentionPolicy.WORK_QUEUE,
     max_age=3600.0,

@@ -13,6 +13,7 @@ from agentic_runtime.tool_dispatch import ToolDispatcher
 from agentic_runtime.upstream_http import build_router
 
 from agentic_executor.mcp_discovery import McpDiscovery
+from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
@@ -39,7 +40,7 @@ async def serve(settings: ExecutorSettings) -> None:
             call_timeout_seconds=settings.tool_timeout_seconds,
         ),
     )
-    dispatcher = ToolDispatcher(nats_client)
+    dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH)
     await dispatcher.start()
     bridge_channel = insecure_channel(settings.mcp_bridge_address)
     mcp = McpDiscovery(bridge_channel, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,

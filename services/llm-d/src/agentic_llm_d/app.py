@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from agentic_llm_d.auth import WorkloadAuth
 from agentic_llm_d.execute import ExecuteStep
+from agentic_llm_d.metrics import TOOL_DISPATCH
 from agentic_llm_d.routes import LlmD, router
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
@@ -28,7 +29,7 @@ def create_app(settings: LlmDSettings) -> FastAPI:
         connection = await nats.connect(settings.nats_url, name="agentic-llm-d")
         sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
         catalog = OperatorToolCatalog(connection)
-        dispatcher = ToolDispatcher(connection)
+        dispatcher = ToolDispatcher(connection, TOOL_DISPATCH)
         await dispatcher.start()
         app.state.llm_d = LlmD(
             settings=settings,

@@ -1,5 +1,6 @@
 """Prometheus metrics of the llm-d backend."""
 
+from agentic_runtime.tool_dispatch import DispatchMetrics
 from prometheus_client import Counter, Histogram
 
 REQUESTS = Counter("agentic_llm_d_requests_total", "hydrate and persist calls by route and HTTP status.", ["route", "status"])
@@ -10,3 +11,15 @@ REQUEST_SECONDS = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
 PERSISTED = Counter("agentic_llm_d_persisted_total", "persist outcomes: stored, replayed (identical retry), unstored.", ["outcome"])
+# Gateway tool calls of the execute step, counted by the dispatcher (`ToolDispatcher(client, TOOL_DISPATCH)`).
+TOOL_CALLS = Counter("agentic_llm_d_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"])
+TOOL_CALL_SECONDS = Histogram(
+    "agentic_llm_d_tool_call_seconds",
+    "Time from dispatch to result of a gateway tool call.",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+TOOL_DUPLICATE_RESULTS = Counter(
+    "agentic_llm_d_tool_duplicate_results_total", "Results of already answered calls (redeliveries), dropped."
+)
+TOOL_DISPATCH = DispatchMetrics(TOOL_CALLS, TOOL_CALL_SECONDS, TOOL_DUPLICATE_RESULTS)

@@ -1,7 +1,7 @@
 """The `tools.exec.mcp` consumer: the shared JetStream tool consumer under the durable name the design fixes.
 
 Heartbeats, deadline drops, stored-result replay and answering on the
-`Agentic-Reply` subject are the shared consumer's behaviour.
+`REPLY_HEADER` subject are the shared consumer's behaviour.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_runtime.tool_consumer import KindConsumer, ToolHandler
+from agentic_runtime.tool_protocol import durable_name
 from nats.aio.client import Client
 
-DURABLE = "mcp-bridge"
+DURABLE = durable_name("mcp")
 
 
 class McpConsumer(KindConsumer):

@@ -1,8 +1,9 @@
-"""What crosses NATS JetStream for a gateway-owned tool call (subject `tools.exec.<kind>`).
+"""What crosses NATS JetStream for a gateway-owned tool call: the `ToolCall` and `ToolResult` payloads.
 
 The executor publishes a `ToolCall`; a runner answers on the message's reply
 subject with a `ToolResult`. Both are JSON. A call carries its deadline: a
-runner that receives it too late drops it without running it.
+runner that receives it too late drops it without running it. The names on
+the wire (stream, subjects, headers, consumers, keys) are agentic_runtime.tool_protocol's.
 """
 
 from __future__ import annotations
@@ -14,11 +15,6 @@ from typing import Any, Literal
 import orjson
 
 ResultStatus = Literal["ok", "hint", "error"]
-SUBJECT_PREFIX = "tools.exec."
-
-
-def subject_for(kind: str) -> str:
-    return SUBJECT_PREFIX + kind
 
 
 @dataclass(frozen=True, slots=True)
