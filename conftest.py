@@ -29,6 +29,7 @@ from tests.support.fake_upstream import FakeUpstream  # noqa: E402
 
 CHAT_MODEL = "smollm2-via-chat"
 DEAD_MODEL = "model-on-a-dead-server"
+NO_MESSAGES_MODEL = "smollm2-on-a-server-without-messages"
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
 
 
@@ -170,6 +171,8 @@ def stack(
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},
                 {"match": DEAD_MODEL, "base_url": "http://127.0.0.1:9/v1"},  # nothing listens there
+                {"match": NO_MESSAGES_MODEL, "base_url": fake_upstream.base_url_without_messages,
+                 "upstream_model": "smollm2"},
             ]).decode(),
         },
     )

@@ -71,3 +71,23 @@ def test_sigterm_lets_an_in_flight_stream_finish(stack, upstream, service: str) 
             if child is not None and child.poll() is None:
                 child.kill()
                 child.wait()
+
+
+def test_readiness_fails_at_sigterm_while_the_listener_still_serves(stack) -> None:
+    """Load balancers see /ready fail and stop sending before connections are refused."""
+    port = free_port()
+    gateway = _spawn("agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
+                     AGENTIC_GATEWAY_EXECUTOR_ADDRESS=stack.urls["executor"].removeprefix("grpc://"),
+                     AGENTIC_GATEWAY_STATE_ADDRESS=stack.urls["state"].removeprefix("grpc://"),
+                     AGENTIC_GATEWAY_UNREADY_SECONDS="3")
+    try:
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/ready").status_code == 200, 30, "gateway ready")
+        gateway.send_signal(signal.SIGTERM)
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/ready").status_code == 503, 2, "readiness to fail")
+        assert httpx.get(f"http://127.0.0.1:{port}/ready").json()["status"] == "draining"
+        assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200  # still serving meanwhile
+        assert gateway.wait(30) == 0
+    finally:
+        if gateway.poll() is None:
+            gateway.kill()
+            gateway.wait()

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from anthropic import Anthropic
 
-from conftest import CHAT_MODEL, TENANT_KEYS
+from conftest import CHAT_MODEL, NO_MESSAGES_MODEL, TENANT_KEYS
 from tests.support.fake_upstream import FunctionCall, Text
 
 MODEL = "smollm2"
@@ -31,6 +31,25 @@ def test_streaming_pass_through(anthropic_client: Anthropic, upstream) -> None:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert text == "streamed from vLLM" and final.stop_reason == "end_turn"
+
+
+def test_a_model_server_without_messages_gets_the_translation_and_is_remembered(
+    anthropic_client: Anthropic, upstream
+) -> None:
+    upstream.script(Text("translated once"), Text("translated twice"))
+    first = anthropic_client.messages.create(model=NO_MESSAGES_MODEL, max_tokens=32, messages=USER)
+    second = anthropic_client.messages.create(model=NO_MESSAGES_MODEL, max_tokens=32, messages=USER)
+    assert [first.content[0].text, second.content[0].text] == ["translated once", "translated twice"]
+    assert first.type == "message" and first.stop_reason == "end_turn"
+    assert upstream.messages_route_misses == 1  # asked once, then remembered
+    assert all("input" in request and "messages" not in request for request in upstream.requests)  # Responses bodies
+
+
+def test_an_unknown_model_on_a_messages_server_is_its_own_404_not_a_fallback(stack, upstream) -> None:
+    reply = httpx.post(f"{stack.urls['gateway']}/v1/messages", json={"model": "nope", "max_tokens": 8, "messages": USER},
+                       headers={"x-api-key": TENANT_KEYS["tenant-a"]})
+    assert reply.status_code == 404 and reply.json()["error"]["type"] == "not_found_error"
+    assert upstream.requests[-1]["model"] == "nope"  # the model server's own answer, relayed
 
 
 def test_count_tokens(anthropic_client: Anthropic, upstream) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import grpc
 import httpx
 import pytest
+from agentic_local.processes import free_port, wait_until
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.e2e.test_drain import _spawn
 
 
 @pytest.mark.parametrize("service", ["gateway", "tool-runner", "llm-d"])
@@ -16,9 +19,25 @@ def test_http_services_answer_health_and_ready(stack, service: str) -> None:
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
 
 
-def test_gateway_readiness_covers_state_executor_and_nats(stack) -> None:
+def test_gateway_readiness_covers_state_and_executor(stack) -> None:
     checks = httpx.get(f"{stack.urls['gateway']}/ready").json()["checks"]
-    assert checks["state"] and checks["executor"] and checks["nats"]
+    assert checks["state"] and checks["executor"]
+
+
+def test_a_gateway_is_ready_without_nats_which_it_does_not_use(stack) -> None:
+    """A NATS outage must not take the gateways (pass-through traffic included) out of rotation."""
+    port = free_port()
+    gateway = _spawn("agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
+                     AGENTIC_GATEWAY_EXECUTOR_ADDRESS=stack.urls["executor"].removeprefix("grpc://"),
+                     AGENTIC_GATEWAY_STATE_ADDRESS=stack.urls["state"].removeprefix("grpc://"),
+                     AGENTIC_NATS_URL="nats://127.0.0.1:9")  # nothing listens there
+    try:
+        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/ready").status_code == 200, 30, "gateway ready")
+        assert "nats" not in httpx.get(f"http://127.0.0.1:{port}/ready").json()["checks"]
+    finally:
+        gateway.terminate()
+        gateway.wait(30)
+
 
 
 @pytest.mark.parametrize("service", ["executor", "state", "mcp-bridge"])

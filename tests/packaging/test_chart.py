@@ -180,7 +180,7 @@ def test_services_are_wired_to_each_other() -> None:
     assert (gateway.executor_address, gateway.state_address) == (executor, state)
     assert load_settings(BY_COMPONENT["executor"], env["executor"]).state_address == state
     nats_url = preset_values("external-infra")["externalNats"]["url"]
-    for component in ("gateway", "executor", "mcp-bridge", "tool-runner"):
+    for component in ("executor", "mcp-bridge", "tool-runner"):
         assert load_settings(BY_COMPONENT[component], env[component]).nats_url == nats_url
 
 

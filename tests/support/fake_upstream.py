@@ -22,7 +22,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 SERVED_MODEL = "smollm2"
 
@@ -172,14 +172,20 @@ class FakeUpstream:
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.app = Starlette(routes=[
+        self.messages_route_misses = 0  # requests to /no-messages/v1/messages
+        routes = [
             Route("/v1/responses", self._responses, methods=["POST"]),
             Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
             Route("/tokenize", self._tokenize, methods=["POST"]),
             Route("/v1/completions", self._completions, methods=["POST"]),
-            Route("/v1/messages", self._messages, methods=["POST"]),
+        ]
+        # Under /no-messages the same server is a Responses server without Anthropic's endpoint, as most are:
+        # a framework's plain 404 on that path.
+        self.app = Starlette(routes=[
+            *routes, Route("/v1/messages", self._messages, methods=["POST"]),
+            Mount("/no-messages", routes=[*routes, Route("/v1/messages", self._no_messages_route, methods=["POST"])]),
         ])
 
     @property
@@ -196,6 +202,7 @@ class FakeUpstream:
             self.requests.clear()
             self.tokenize_requests.clear()
             self.headers.clear()
+            self.messages_route_misses = 0
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -221,6 +228,15 @@ class FakeUpstream:
         count = sum(3 + len(_words(str(message.get("content") or ""))) for message in payload.get("messages", []))
         body = {"count": count, "max_model_len": 4096, "tokens": list(range(count)), "token_strs": None}
         return Response(orjson.dumps(body), media_type="application/json")
+
+    @property
+    def base_url_without_messages(self) -> str:
+        return f"http://{self.host}:{self.port}/no-messages/v1"
+
+    async def _no_messages_route(self, request: Request) -> Response:
+        with self._lock:
+            self.messages_route_misses += 1
+        return Response(b'{"detail":"Not Found"}', status_code=404, media_type="application/json")
 
     async def _messages(self, request: Request) -> Response:
         """vLLM's native Anthropic Messages endpoint (text and tool_use; JSON and SSE)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 
@@ -47,9 +48,12 @@ class GrpcService:
         for name in ("", *self.service_names):
             await self.health.set(name, status)
 
-    async def drain(self, grace_seconds: float) -> None:
-        """Readiness goes false first, then in-flight calls get `grace_seconds` to finish."""
+    async def drain(self, grace_seconds: float, unready_seconds: float = 0.0) -> None:
+        """Readiness goes false first; the server keeps taking calls for `unready_seconds` (so load balancers
+        stop sending), then in-flight calls get `grace_seconds` to finish."""
         await self.set_serving(False)
+        if unready_seconds > 0:
+            await asyncio.sleep(unready_seconds)
         await self.server.stop(grace_seconds)
 
 

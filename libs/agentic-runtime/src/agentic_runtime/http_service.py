@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import time
 from collections.abc import Awaitable, Callable, Iterator
+from types import FrameType
 
 import orjson
 import uvicorn
@@ -60,6 +62,8 @@ def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
 
     @app.get("/ready", include_in_schema=False)
     async def ready() -> Response:
+        if getattr(app.state, "draining", False):  # set by run_uvicorn at SIGTERM, before the listener closes
+            return Response(content=b'{"status":"draining","checks":{}}', status_code=503, media_type="application/json")
         checks = await readiness()
         is_ready = all(checks.values())
         body = orjson.dumps({"status": "ready" if is_ready else "not_ready", "checks": checks})
@@ -71,16 +75,37 @@ def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
 
 
 class _DrainingServer(uvicorn.Server):
+    """SIGTERM/SIGINT: readiness fails at once, the listener closes `unready_seconds` later, in-flight requests
+    then get the graceful timeout; exit 0 (uvicorn would re-raise the signal and die by it). A second signal
+    stops at once."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI, unready_seconds: float) -> None:
+        super().__init__(config)
+        self.app = app
+        self.unready_seconds = unready_seconds
+        self.close_at: float | None = None
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        # Drain on SIGTERM/SIGINT, then exit 0 (uvicorn would re-raise the signal and die by it).
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self.handle_exit)
         yield
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.close_at is not None:
+            super().handle_exit(sig, frame)
+            return
+        self.app.state.draining = True
+        self.close_at = time.monotonic() + self.unready_seconds
 
-def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float) -> None:
-    """Serve until SIGTERM/SIGINT; uvicorn stops accepting, then waits for in-flight requests."""
+    async def on_tick(self, counter: int) -> bool:
+        if self.close_at is not None and time.monotonic() >= self.close_at:
+            self.should_exit = True
+        return await super().on_tick(counter)
+
+
+def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float, unready_seconds: float = 0.0) -> None:
+    """Serve until SIGTERM/SIGINT, then drain as `_DrainingServer` says."""
     config = uvicorn.Config(
         app,
         host=host,
@@ -92,4 +117,4 @@ def run_uvicorn(app: FastAPI, host: str, port: int, drain_seconds: float) -> Non
         access_log=False,
         timeout_graceful_shutdown=max(1, int(drain_seconds)),
     )
-    _DrainingServer(config).run()
+    _DrainingServer(config, app, unready_seconds).run()

@@ -20,6 +20,11 @@ class ServiceSettings(BaseSettings):
         default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"), description="Log level of every service (JSON logs on stderr)."
     )
     drain_seconds: float = Field(default=10.0, gt=0, description="How long SIGTERM waits for in-flight work.")
+    unready_seconds: float = Field(
+        default=0.0, ge=0,
+        description="After SIGTERM, how long readiness fails while work is still accepted, so that load balancers "
+                    "stop sending before the listener closes (Kubernetes: a few seconds).",
+    )
 
 
 class UpstreamSettings(ServiceSettings):

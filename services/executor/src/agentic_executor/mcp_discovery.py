@@ -5,19 +5,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import grpc
 import orjson
 from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.errors import InvalidRequest
 from agentic_core.tools.mcp import McpServerTools, parse_declaration
-from agentic_runtime.grpc_errors import error_from_rpc
-from agentic_runtime.tracing import carrier
+from agentic_runtime.grpc_client import Peer
 
 
 class McpDiscovery:
-    def __init__(self, channel: grpc.aio.Channel, *, timeout: float, max_servers: int, max_tools: int) -> None:
-        self.stub = mcp_bridge_pb2_grpc.McpBridgeStub(channel)
-        self.timeout = timeout
+    def __init__(self, address: str, *, timeout: float, max_servers: int, max_tools: int) -> None:
+        self.peer = Peer("mcp-bridge", address, timeout)
+        self.stub = mcp_bridge_pb2_grpc.McpBridgeStub(self.peer.channel)
         self.max_servers = max_servers
         self.max_tools = max_tools
 
@@ -47,10 +45,7 @@ class McpDiscovery:
             ),
             allowed_tools=declaration.allowed_tools or [],
         )
-        try:
-            reply = await self.stub.ListTools(request, timeout=self.timeout, metadata=tuple(carrier().items()))
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "mcp-bridge") from None
+        reply = await self.peer.call(self.stub.ListTools, request)
         tools = [
             {"name": tool.name, "description": tool.description,
              "input_schema": orjson.loads(tool.input_schema) if tool.input_schema else {"type": "object"},
@@ -58,3 +53,6 @@ class McpDiscovery:
             for tool in reply.tools
         ]
         return McpServerTools(declaration, tools)
+
+    async def close(self) -> None:
+        await self.peer.close()

@@ -6,9 +6,10 @@ import logging
 
 from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_runtime import lifecycle, nats
-from agentic_runtime.grpc_server import GrpcService, insecure_channel
+from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
 from agentic_runtime.upstream_http import build_router
 
@@ -17,7 +18,6 @@ from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
-from agentic_executor.state_client import StateClient
 from agentic_executor.turn import TurnPolicy, TurnRunner
 from agentic_executor.upstream import UpstreamClient
 
@@ -28,7 +28,6 @@ async def serve(settings: ExecutorSettings) -> None:
     stop = lifecycle.shutdown_event()
     nats_client = await nats.connect(settings.nats_url, name="agentic-executor")
     await nats.ensure_streams(nats_client)
-    state_channel = insecure_channel(settings.state_address)
     upstream = UpstreamClient(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
@@ -42,11 +41,11 @@ async def serve(settings: ExecutorSettings) -> None:
     )
     dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH)
     await dispatcher.start()
-    bridge_channel = insecure_channel(settings.mcp_bridge_address)
-    mcp = McpDiscovery(bridge_channel, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
+    state = StateClient(settings.state_address, settings.state_timeout_seconds)
+    mcp = McpDiscovery(settings.mcp_bridge_address, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
                        max_tools=settings.max_mcp_tools)
     runner = TurnRunner(
-        upstream, build_router(settings), StateClient(state_channel, settings.state_timeout_seconds), policy,
+        upstream, build_router(settings), state, policy,
         dispatcher, OperatorToolCatalog(nats_client), mcp,
     )
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
@@ -57,9 +56,9 @@ async def serve(settings: ExecutorSettings) -> None:
     log.info("executor listening on %s:%d, default model server %s", settings.host, port, settings.upstream_url)
     await stop.wait()
     log.info("draining")
-    await service.drain(settings.drain_seconds)
+    await service.drain(settings.drain_seconds, settings.unready_seconds)
     await dispatcher.close()
     await upstream.close()
-    await state_channel.close()
-    await bridge_channel.close()
+    await state.close()
+    await mcp.close()
     await nats_client.drain()

@@ -30,13 +30,13 @@ from agentic_core.tools.approvals import resolve_approvals
 from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
 from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
 
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, ToolPolicy, shown_first
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
-from agentic_executor.state_client import StateClient
 from agentic_executor.turn_context import TurnContext, read_turn_request
 from agentic_executor.turn_record import persist_request, response_object, should_persist
 from agentic_executor.upstream import UpstreamClient

@@ -10,7 +10,7 @@ from agentic_gateway.settings import GatewaySettings
 def main() -> None:
     settings = GatewaySettings()
     configure_logging("gateway", settings.log_level)
-    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds)
+    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds)
 
 
 if __name__ == "__main__":

@@ -4,56 +4,50 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
-from agentic_core.errors import AgenticError
-from agentic_core.routing import ModelRouter
+from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
 from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
-from fastapi import FastAPI
-from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi import FastAPI, Request
 
 from agentic_gateway import conversations, messages, passthrough, responses
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
-from agentic_gateway.errors import agentic_error_handler, http_error_handler, validation_error_handler
+from agentic_gateway.context import Gateway, gateway_of
+from agentic_gateway.metrics import REQUESTS
+from agentic_gateway.native_messages import NativeMessagesVerdicts
 from agentic_gateway.settings import GatewaySettings
 
+# Errors on these paths are in Anthropic's shape; every other error is in OpenAI's.
+ERROR_SHAPES = ErrorShapes(anthropic_prefixes=("/v1/messages",))
 
-@dataclass
-class Gateway:
-    settings: GatewaySettings
-    auth: Authenticator
-    peers: Peers
-    router: ModelRouter
-    upstream: UpstreamHttp
-    draining: bool = False
+
+def _count_error(request: Request, status: int) -> None:
+    route = request.scope.get("route")
+    REQUESTS.labels(route=getattr(route, "name", "unknown"), status=status).inc()
 
 
 def create_app(settings: GatewaySettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        peers = await Peers.connect(settings)
+        peers = Peers.connect(settings)
         app.state.gateway = Gateway(
             settings=settings,
             auth=Authenticator(settings.api_keys.get_secret_value() if settings.api_keys else None),
             peers=peers,
             router=build_router(settings),
             upstream=UpstreamHttp(settings),
+            native_messages=NativeMessagesVerdicts(settings.native_messages_recheck_seconds),
         )
         try:
             yield
         finally:
-            app.state.gateway.draining = True
             await app.state.gateway.upstream.close()
             await peers.close()
 
     app = FastAPI(title="agentic", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
                   telemetry=NO_FRAMEWORK_TELEMETRY)
-    app.add_exception_handler(AgenticError, agentic_error_handler)
-    app.add_exception_handler(StarletteHTTPException, http_error_handler)
-    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    install_error_handlers(app, ERROR_SHAPES, observe=_count_error)
     app.include_router(responses.router)
     app.include_router(conversations.router)
     app.include_router(passthrough.router)
@@ -61,9 +55,10 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
     async def readiness() -> dict[str, bool]:
         gateway: Gateway = app.state.gateway
-        checks = await gateway.peers.readiness(settings.ready_timeout_seconds)
-        checks["accepting"] = not gateway.draining
-        return checks
+        return await gateway.peers.readiness(settings.ready_timeout_seconds)
 
     add_probe_routes(app, readiness)
     return app
+
+
+__all__ = ["create_app", "gateway_of"]

@@ -1,41 +1,21 @@
-"""Small pieces every gateway route uses: the caller's principal, state calls, JSON and list bodies."""
+"""Small pieces the gateway's routes share: JSON and list bodies, paging parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-import grpc
 import orjson
-from agentic.v1 import common_pb2, state_pb2
+from agentic.v1 import state_pb2
 from agentic_core.errors import InvalidRequest
-from agentic_runtime.grpc_errors import error_from_rpc
-from fastapi import Request
 from fastapi.responses import Response
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
-Reply = TypeVar("Reply")
 
 
 def json_response(content: bytes, status: int = 200) -> Response:
     return Response(content=content, status_code=status, media_type="application/json")
-
-
-def principal_of(request: Request) -> common_pb2.Principal:
-    gateway = request.app.state.gateway
-    return gateway.auth.authenticate(request.headers.get("authorization"), request.headers.get("x-api-key"))
-
-
-def state_timeout(request: Request) -> float:
-    return request.app.state.gateway.settings.state_timeout_seconds
-
-
-async def state_call(call: Awaitable[Reply]) -> Reply:
-    try:
-        return await call
-    except grpc.aio.AioRpcError as exc:
-        raise error_from_rpc(exc, "state") from None
 
 
 def item_list(items: Sequence[state_pb2.Item], has_more: bool) -> bytes:

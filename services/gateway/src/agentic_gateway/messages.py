@@ -1,8 +1,10 @@
-"""The Anthropic Messages API: `POST /v1/messages` and `/v1/messages/count_tokens`, errors in Anthropic's shape.
+"""The Anthropic Messages API: `POST /v1/messages` and `/v1/messages/count_tokens` (errors in Anthropic's
+shape, by the app's error handlers).
 
 Without gateway tools, a model server that speaks Messages itself (vLLM does)
-gets the body byte for byte, streaming included. Otherwise the executor runs the
-turn in its round loop and answers in Anthropic's shapes.
+gets the body byte for byte, streaming included; one that turns out not to serve
+`/v1/messages` (404/405) is remembered, and its requests take the other way:
+the executor runs the turn in its round loop and answers in Anthropic's shapes.
 """
 
 from __future__ import annotations
@@ -10,31 +12,25 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import grpc
 import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
-from agentic_core.messages import anthropic_error, anthropic_status, count_tokens_reply
+from agentic_core.messages import anthropic_error, count_tokens_reply
 from agentic_core.responses.request import parse_json_object
 from agentic_core.sse import frame
-from agentic_runtime.grpc_errors import error_from_rpc
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.http import json_response, principal_of
-from agentic_gateway.metrics import REQUESTS
-from agentic_gateway.passthrough import model_of, relay, upstream_body
+from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
+from agentic_gateway.http import json_response
+from agentic_gateway.native_messages import lacks_messages_route
+from agentic_gateway.passthrough import model_of, relay_if_served, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
 
-router = APIRouter()
+router = APIRouter(dependencies=API_DEPENDENCIES)
 # Tool types the client executes in Anthropic's API: anything else is a server tool the gateway runs.
 CLIENT_TOOL_TYPES = frozenset({None, "custom"})
-
-
-def anthropic_error_response(error: AgenticError) -> Response:
-    return Response(content=anthropic_error(error.http_status, error.body()), status_code=anthropic_status(error.http_status),
-                    media_type="application/json")
 
 
 def _stream_error(error: AgenticError) -> bytes:
@@ -51,45 +47,36 @@ def needs_gateway(payload: dict[str, Any]) -> bool:
 
 
 async def _body(request: Request) -> tuple[bytes, dict[str, Any]]:
-    body = await read_body(request, request.app.state.gateway.settings.max_body_bytes)
+    body = await read_body(request, gateway_of(request).settings.max_body_bytes)
     return body, parse_json_object(body)
 
 
 @router.post("/v1/messages")
-async def create_message(request: Request) -> Response:
-    gateway = request.app.state.gateway
-    try:
-        principal = principal_of(request)
-        body, payload = await _body(request)
-        stream = payload.get("stream") is True
-        route = gateway.router.route(model_of(payload))
-        if route.speaks_messages and not needs_gateway(payload):
-            return await relay(request, route, "/messages", upstream_body(body, payload, route), stream, "messages_passthrough")
-        execute = executor_pb2.ExecuteRequest(
-            request_json=body, principal=principal, stream=stream, api="messages",
-            request_id=request.headers.get("x-request-id") or uuid.uuid4().hex,
-        )
-        return await run_on_executor(request, execute, "create_message", _stream_error)
-    except AgenticError as error:
-        REQUESTS.labels(route="create_message", status=error.http_status).inc()
-        return anthropic_error_response(error)
+async def create_message(request: Request, principal: Principal) -> Response:
+    gateway = gateway_of(request)
+    body, payload = await _body(request)
+    stream = payload.get("stream") is True
+    route = gateway.router.route(model_of(payload))
+    verdicts = gateway.native_messages
+    if route.speaks_messages and not needs_gateway(payload) and not verdicts.unsupported(route.base_url):
+        relayed = await relay_if_served(request, route, "/messages", upstream_body(body, payload, route), stream,
+                                        "messages_passthrough", not_served=lacks_messages_route)
+        if relayed is not None:
+            return relayed
+        verdicts.mark_unsupported(route.base_url)
+    execute = executor_pb2.ExecuteRequest(
+        request_json=body, principal=principal, stream=stream, api="messages",
+        request_id=request.headers.get("x-request-id") or uuid.uuid4().hex,
+    )
+    return await run_on_executor(request, execute, "create_message", _stream_error)
 
 
 @router.post("/v1/messages/count_tokens")
-async def count_tokens(request: Request) -> Response:
-    gateway = request.app.state.gateway
-    try:
-        principal = principal_of(request)
-        body, payload = await _body(request)
-        if not isinstance(payload.get("messages"), list):
-            raise InvalidRequest("messages: Field required", param="messages")
-        try:
-            count = await gateway.peers.executor.CountInputTokens(
-                executor_pb2.ExecuteRequest(request_json=body, principal=principal, api="messages"),
-                timeout=gateway.settings.state_timeout_seconds,
-            )
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc, "executor") from None
-    except AgenticError as error:
-        return anthropic_error_response(error)
+async def count_tokens(request: Request, principal: Principal) -> Response:
+    peers = gateway_of(request).peers
+    body, payload = await _body(request)
+    if not isinstance(payload.get("messages"), list):
+        raise InvalidRequest("messages: Field required", param="messages")
+    count = await peers.executor_peer.call(
+        peers.executor.CountInputTokens, executor_pb2.ExecuteRequest(request_json=body, principal=principal, api="messages"))
     return json_response(orjson.dumps(count_tokens_reply(count.input_tokens)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import aiohttp
@@ -21,11 +21,12 @@ from agentic_runtime.upstream_http import read_bounded, transport_error
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from agentic_gateway.http import json_response, principal_of
+from agentic_gateway.context import API_DEPENDENCIES, gateway_of
+from agentic_gateway.http import json_response
 from agentic_gateway.metrics import REQUESTS
 
 log = logging.getLogger(__name__)
-router = APIRouter()
+router = APIRouter(dependencies=API_DEPENDENCIES)
 
 # Tool types the client executes itself: a request with only these needs no gateway loop.
 CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
@@ -56,20 +57,36 @@ def upstream_body(body: bytes, payload: dict[str, Any], route: ModelRoute) -> by
     return orjson.dumps({**payload, "model": route.upstream_model})
 
 
+RefusalCheck = Callable[[int, bytes], bool]
+
+
 async def relay(request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str) -> Response:
     """POST to the model server and hand its answer back unchanged; stream it when it streams."""
-    gateway = request.app.state.gateway
+    response = await relay_if_served(request, route, path, body, stream, label)
+    assert response is not None  # nothing counts as "not served" here
+    return response
+
+
+async def relay_if_served(
+    request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str,
+    not_served: RefusalCheck | None = None,
+) -> Response | None:
+    """`relay`, or None (nothing relayed) when `not_served(status, body)` says the server lacks `path`."""
+    gateway = gateway_of(request)
     upstream = gateway.upstream
     context = upstream.request("POST", route.base_url + path, route, body)
     reply = await context.__aenter__()
     headers = {name: reply.headers[name] for name in _RELAYED_HEADERS if name in reply.headers}
-    REQUESTS.labels(route=label, status=reply.status).inc()
     if not stream or reply.status >= 400 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
         try:
             content = await read_bounded(reply, gateway.settings.max_upstream_body_bytes)
         finally:
             await context.__aexit__(None, None, None)
+        if not_served is not None and not_served(reply.status, content):
+            return None
+        REQUESTS.labels(route=label, status=reply.status).inc()
         return Response(content=content, status_code=reply.status, headers=headers)
+    REQUESTS.labels(route=label, status=reply.status).inc()
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
@@ -84,10 +101,9 @@ async def relay(request: Request, route: ModelRoute, path: str, body: bytes, str
     return StreamingResponse(chunks(), status_code=reply.status, headers=headers)
 
 
-def _proxy_route(path: str, label: str):
+def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:
     async def proxy(request: Request) -> Response:
-        gateway = request.app.state.gateway
-        principal_of(request)
+        gateway = gateway_of(request)
         body = await read_body(request, gateway.settings.max_body_bytes)
         payload = parse_json_object(body)
         route = gateway.router.route(model_of(payload))
@@ -102,7 +118,7 @@ for _path, _label in (("/chat/completions", "chat_completions"), ("/completions"
 
 
 async def _list_from(request: Request, route: ModelRoute) -> list[dict[str, Any]]:
-    upstream = request.app.state.gateway.upstream
+    upstream = gateway_of(request).upstream
     try:
         async with upstream.request("GET", route.base_url + "/models", route, content_type=None) as reply:
             content = await read_bounded(reply, 4 * 1024 * 1024)
@@ -117,7 +133,7 @@ async def _list_from(request: Request, route: ModelRoute) -> list[dict[str, Any]
 
 async def all_models(request: Request) -> list[dict[str, Any]]:
     """Every model of every configured model server, plus the routing table's exact names."""
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     servers = gateway.router.servers()
     listed = await asyncio.gather(*(_list_from(request, route) for route in servers))
     models: dict[str, dict[str, Any]] = {}
@@ -131,13 +147,11 @@ async def all_models(request: Request) -> list[dict[str, Any]]:
 
 @router.get("/v1/models")
 async def list_models(request: Request) -> Response:
-    principal_of(request)
     return json_response(orjson.dumps({"object": "list", "data": await all_models(request)}))
 
 
 @router.get("/v1/models/{model:path}")
 async def retrieve_model(request: Request, model: str) -> Response:
-    principal_of(request)
     for entry in await all_models(request):
         if entry["id"] == model:
             return json_response(orjson.dumps(entry))

@@ -3,37 +3,31 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-import grpc
 import orjson
 from agentic.v1 import executor_pb2, state_pb2
-from agentic_core.errors import AgenticError, InvalidRequest
+from agentic_core.errors import InvalidRequest
 from agentic_core.responses.request import parse_json_object
-from agentic_runtime.grpc_errors import error_from_rpc
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.errors import error_response
+from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import (
     ascending_order,
     deleted,
     item_list,
     json_response,
     page_limit,
-    principal_of,
-    state_call,
 )
-from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
 
-router = APIRouter()
-
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+router = APIRouter(dependencies=API_DEPENDENCIES)
 
 
-def _stream_flag(payload: dict) -> bool:
+def _stream_flag(payload: dict[str, Any]) -> bool:
     stream = payload.get("stream", False)
     if stream is None:
         return False
@@ -43,86 +37,54 @@ def _stream_flag(payload: dict) -> bool:
 
 
 @router.post("/v1/responses")
-async def create_response(request: Request) -> Response:
-    gateway = request.app.state.gateway
-    try:
-        principal = principal_of(request)
-        body = await read_body(request, gateway.settings.max_body_bytes)
-        # Only the routing fields are read here; the executor (or the model server) validates the rest.
-        payload = parse_json_object(body)
-        stream = _stream_flag(payload)
-        if isinstance(payload.get("model"), str) and payload["model"]:
-            route = gateway.router.route(payload["model"])
-            if is_stateless_responses_request(payload, route):
-                return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough")
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-        execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
-        return await run_on_executor(request, execute, "create_response")
-    except AgenticError as error:
-        REQUESTS.labels(route="create_response", status=error.http_status).inc()
-        return error_response(error)
+async def create_response(request: Request, principal: Principal) -> Response:
+    gateway = gateway_of(request)
+    body = await read_body(request, gateway.settings.max_body_bytes)
+    # Only the routing fields are read here; the executor (or the model server) validates the rest.
+    payload = parse_json_object(body)
+    stream = _stream_flag(payload)
+    if isinstance(payload.get("model"), str) and payload["model"]:
+        route = gateway.router.route(payload["model"])
+        if is_stateless_responses_request(payload, route):
+            return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough")
+    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+    execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
+    return await run_on_executor(request, execute, "create_response")
 
 
 @router.post("/v1/responses/input_tokens")
-async def count_input_tokens(request: Request) -> Response:
-    gateway = request.app.state.gateway
-    principal = principal_of(request)
+async def count_input_tokens(request: Request, principal: Principal) -> Response:
+    gateway = gateway_of(request)
     body = await read_body(request, gateway.settings.max_body_bytes)
     parse_json_object(body)
-    try:
-        count = await gateway.peers.executor.CountInputTokens(
-            executor_pb2.ExecuteRequest(request_json=body, principal=principal), timeout=gateway.settings.state_timeout_seconds
-        )
-    except grpc.aio.AioRpcError as exc:
-        raise error_from_rpc(exc, "executor") from None
+    count = await gateway.peers.executor_peer.call(
+        gateway.peers.executor.CountInputTokens, executor_pb2.ExecuteRequest(request_json=body, principal=principal))
     content = orjson.dumps({"object": "response.input_tokens", "input_tokens": count.input_tokens})
     return Response(content=content, media_type="application/json", headers={"x-agentic-token-count": count.method})
 
 
 @router.get("/v1/responses/{response_id}")
-async def retrieve_response(request: Request, response_id: str) -> Response:
-    gateway = request.app.state.gateway
-    principal = principal_of(request)
-    stored = await state_call(
-        gateway.peers.state.GetResponse(
-            state_pb2.GetResponseRequest(principal=principal, response_id=response_id),
-            timeout=gateway.settings.state_timeout_seconds,
-        )
-    )
+async def retrieve_response(request: Request, response_id: str, principal: Principal) -> Response:
+    peers = gateway_of(request).peers
+    stored = await peers.state_peer.call(
+        peers.state.GetResponse, state_pb2.GetResponseRequest(principal=principal, response_id=response_id))
     return json_response(stored.response)
 
 
 @router.delete("/v1/responses/{response_id}")
-async def delete_response(request: Request, response_id: str) -> Response:
-    gateway = request.app.state.gateway
-    principal = principal_of(request)
-    await state_call(
-        gateway.peers.state.DeleteResponse(
-            state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id),
-            timeout=gateway.settings.state_timeout_seconds,
-        )
-    )
+async def delete_response(request: Request, response_id: str, principal: Principal) -> Response:
+    peers = gateway_of(request).peers
+    await peers.state_peer.call(
+        peers.state.DeleteResponse, state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id))
     return deleted(response_id, "response")
 
 
 @router.get("/v1/responses/{response_id}/input_items")
-async def list_input_items(request: Request, response_id: str) -> Response:
-    gateway = request.app.state.gateway
-    principal = principal_of(request)
+async def list_input_items(request: Request, response_id: str, principal: Principal) -> Response:
+    peers = gateway_of(request).peers
     query = request.query_params
-    limit = page_limit(query.get("limit"))
-    ascending = ascending_order(query.get("order"))
-    page = await state_call(
-        gateway.peers.state.ListInputItems(
-            state_pb2.ListInputItemsRequest(
-                principal=principal,
-                response_id=response_id,
-                limit=limit,
-                after=query.get("after", ""),
-                before=query.get("before", ""),
-                ascending=ascending,
-            ),
-            timeout=gateway.settings.state_timeout_seconds,
-        )
-    )
+    page = await peers.state_peer.call(peers.state.ListInputItems, state_pb2.ListInputItemsRequest(
+        principal=principal, response_id=response_id, limit=page_limit(query.get("limit")),
+        after=query.get("after", ""), before=query.get("before", ""), ascending=ascending_order(query.get("order")),
+    ))
     return json_response(item_list(page.items, page.has_more))

@@ -1,4 +1,4 @@
-"""Settings of the gateway (env vars `AGENTIC_GATEWAY_*`, plus the fixed `AGENTIC_PORT` and `AGENTIC_NATS_URL`)."""
+"""Settings of the gateway (env vars `AGENTIC_GATEWAY_*`, plus the fixed `AGENTIC_PORT`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ class GatewaySettings(UpstreamSettings):
     port: int = Field(default=8080, validation_alias=fixed_env("AGENTIC_PORT"), description="Gateway HTTP port.")
     executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
     state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
-    nats_url: str = Field(
-        default="nats://127.0.0.1:4222", validation_alias=fixed_env("AGENTIC_NATS_URL"), description="NATS server (JetStream enabled)."
-    )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")
     api_keys: SecretStr | None = Field(
         default=None,
@@ -28,3 +25,8 @@ class GatewaySettings(UpstreamSettings):
     turn_timeout_seconds: float = Field(default=900.0, gt=0, description="Longest a single turn may run.")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
     ready_timeout_seconds: float = Field(default=2.0, gt=0, description="Deadline of each dependency check behind /ready.")
+    native_messages_recheck_seconds: float = Field(
+        default=300.0, gt=0,
+        description="How long a model server found without `/v1/messages` (404/405) gets Messages requests translated "
+                    "through the round loop before it is asked again.",
+    )

@@ -10,18 +10,18 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 
-import grpc
 import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, RelayedError
 from agentic_core.sse import frame
-from agentic_runtime.grpc_errors import error_from_rpc
-from agentic_runtime.tracing import carrier, context_from, tracer
+from agentic_runtime.grpc_client import ReplyStream
+from agentic_runtime.tracing import context_from, tracer
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
+from agentic_gateway.context import gateway_of
 from agentic_gateway.http import json_response
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
 
@@ -29,7 +29,7 @@ _tracer = tracer("agentic.gateway")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left; never seen by that client
 StreamErrorFrame = Callable[[AgenticError], bytes]
-ExecuteCall = grpc.aio.UnaryStreamCall[executor_pb2.ExecuteRequest, executor_pb2.ExecuteEvent]
+ExecuteStream = ReplyStream[executor_pb2.ExecuteEvent]
 
 
 def openai_stream_error(error: AgenticError) -> bytes:
@@ -64,12 +64,12 @@ async def _answer(
     stream_error: StreamErrorFrame,
     span: Span,
 ) -> Response:
-    gateway = request.app.state.gateway
+    gateway = gateway_of(request)
     started = time.perf_counter()
-    call: ExecuteCall = gateway.peers.executor.Execute(execute_request, timeout=gateway.settings.turn_timeout_seconds,
-                                          metadata=tuple(carrier().items()))
-    messages = call.__aiter__()
-    first_message = asyncio.ensure_future(messages.__anext__())
+    # The peer maps a failure at any message to the executor's AgenticError (or a 503/504 of its own).
+    call: ExecuteStream = gateway.peers.executor_peer.stream(gateway.peers.executor.Execute, execute_request,
+                                                             timeout=gateway.settings.turn_timeout_seconds)
+    first_message = asyncio.ensure_future(call.__anext__())
     hang_up = asyncio.ensure_future(_disconnected(request))
     await asyncio.wait({first_message, hang_up}, return_when=asyncio.FIRST_COMPLETED)
     if not first_message.done():
@@ -83,15 +83,13 @@ async def _answer(
         first = first_message.result()
     except StopAsyncIteration:
         raise RelayedError(502, AgenticError("The executor ended the turn without a result.").body()) from None
-    except grpc.aio.AioRpcError as exc:
-        raise error_from_rpc(exc, "executor") from None
     REQUESTS.labels(route=label, status=200).inc()
     if first.WhichOneof("payload") == "response":
         TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
         return json_response(first.response)
     TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
     headers = {**_SSE_HEADERS, "x-request-id": execute_request.request_id}
-    return StreamingResponse(_relay(call, messages, first, stream_error, span), media_type="text/event-stream",
+    return StreamingResponse(_relay(call, first, stream_error, span), media_type="text/event-stream",
                              headers=headers)
 
 
@@ -102,8 +100,7 @@ async def _disconnected(request: Request) -> None:
 
 
 async def _relay(
-    call: ExecuteCall,
-    messages: AsyncIterator[executor_pb2.ExecuteEvent],
+    call: ExecuteStream,
     first: executor_pb2.ExecuteEvent,
     stream_error: StreamErrorFrame,
     span: Span,
@@ -111,10 +108,10 @@ async def _relay(
     """One write per event, as it arrives; the turn's span ends with the stream."""
     try:
         yield frame(first.event.event_type, first.event.data)
-        async for message in messages:
+        async for message in call:
             yield frame(message.event.event_type, message.event.data)
-    except grpc.aio.AioRpcError as exc:
-        yield stream_error(error_from_rpc(exc, "executor"))
+    except AgenticError as error:
+        yield stream_error(error)
     finally:
         call.cancel()
         span.end()

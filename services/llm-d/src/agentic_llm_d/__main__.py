@@ -18,7 +18,7 @@ def main() -> None:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors(include_input=False))
         sys.exit(f"agentic-llm-d: invalid settings: {problems}")
     configure_logging("llm-d", settings.log_level)
-    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds)
+    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ async def serve(settings: McpBridgeSettings) -> None:
     await stop.wait()
     # Readiness goes false first; then running calls and discoveries get the drain time; then sessions close.
     await service.set_serving(False)
-    await asyncio.gather(consumer.stop(settings.drain_seconds), service.drain(settings.drain_seconds))
+    await asyncio.gather(consumer.stop(settings.drain_seconds), service.drain(settings.drain_seconds, settings.unready_seconds))
     await bridge.close()
     await nats_client.drain()
     log.info("mcp-bridge stopped")

@@ -51,5 +51,5 @@ async def serve(settings: StateSettings) -> None:
     log.info("state listening on %s:%d", settings.host, port)
     await stop.wait()
     log.info("draining")
-    await service.drain(settings.drain_seconds)
+    await service.drain(settings.drain_seconds, settings.unready_seconds)
     await pool.close()

@@ -10,7 +10,7 @@ from agentic_tool_runner.settings import ToolRunnerSettings
 def main() -> None:
     settings = ToolRunnerSettings()
     configure_logging("tool-runner", settings.log_level)
-    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds)
+    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds)
 
 
 if __name__ == "__main__":
