@@ -16,7 +16,6 @@ REGISTRY = ToolRegistry(
         "lookup": ToolBinding("lookup", "client", "function", "function_call"),
     },
     model_tools=[],
-    public_tools=[],
 )
 
 

@@ -9,7 +9,6 @@ from agentic_gateway.auth import Authenticator
 
 def test_without_keys_everyone_is_the_default_tenant() -> None:
     auth = Authenticator(None)
-    assert not auth.enabled
     assert auth.authenticate(None).tenant == "default"
 
 

@@ -28,10 +28,6 @@ class Authenticator:
             self._keys.append((_digest(key.strip()), tenant.strip() or DEFAULT_TENANT))
         self._anonymous = common_pb2.Principal(tenant=DEFAULT_TENANT, subject="anonymous")
 
-    @property
-    def enabled(self) -> bool:
-        return bool(self._keys)
-
     def authenticate(self, authorization: str | None, api_key_header: str | None = None) -> common_pb2.Principal:
         if not self._keys:
             return self._anonymous

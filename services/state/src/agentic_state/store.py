@@ -93,9 +93,6 @@ class StateStore:
         self.pool = pool
         self.max_chain_depth = max_chain_depth
 
-    async def ping(self) -> None:
-        await self.pool.fetchval("SELECT 1")
-
     async def get_response(self, tenant: str, response_id: str) -> str:
         body: str | None = await self.pool.fetchval(
             "SELECT body FROM responses WHERE tenant = $1 AND id = $2 AND deleted_at IS NULL", tenant, response_id

@@ -87,7 +87,6 @@ class ToolBinding:
 class ToolRegistry:
     bindings: dict[str, ToolBinding]
     model_tools: list[dict[str, Any]]   # what the model server receives as `tools`
-    public_tools: list[dict[str, Any]]  # what the response echoes as `tools`
 
     def binding(self, name: str) -> ToolBinding | None:
         return self.bindings.get(name)
@@ -163,7 +162,7 @@ def build_registry(
                                        server_label=declaration.server_label), f"tools[{declaration.index}]")
             model_tools.append({"type": "function", "name": name, "description": tool.get("description") or "",
                                 "parameters": tool.get("input_schema") or {"type": "object", "properties": {}}})
-    return ToolRegistry(bindings=bindings, model_tools=model_tools, public_tools=list(tools or []))
+    return ToolRegistry(bindings=bindings, model_tools=model_tools)
 
 
 def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
