@@ -41,6 +41,17 @@ class DispatchMetrics:
     seconds: Histogram          # labels: kind; from dispatch to result
     duplicate_results: Counter  # results of already answered calls (redeliveries), dropped
 
+    @classmethod
+    def named(cls, prefix: str) -> DispatchMetrics:
+        """The three metrics under `<prefix>_tool_…` (the executor's and llm-d's names)."""
+        return cls(
+            Counter(f"{prefix}_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"]),
+            Histogram(f"{prefix}_tool_call_seconds", "Time from dispatch to result of a gateway tool call.", ["kind"],
+                      buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)),
+            Counter(f"{prefix}_tool_duplicate_results_total",
+                    "Results of already answered calls (redeliveries), dropped."),
+        )
+
 
 class ToolDispatcher:
     def __init__(self, client: Client, metrics: DispatchMetrics | None = None) -> None:

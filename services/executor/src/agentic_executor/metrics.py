@@ -11,14 +11,4 @@ UPSTREAM_FIRST_EVENT_SECONDS = Histogram(
 )
 TOOL_ROUNDS = Histogram("agentic_executor_tool_rounds", "Inference rounds per turn.", buckets=(1, 2, 3, 4, 5, 6, 8, 10, 15, 20))
 # Gateway tool calls, counted by the dispatcher (`ToolDispatcher(client, TOOL_DISPATCH)`).
-TOOL_CALLS = Counter("agentic_executor_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"])
-TOOL_CALL_SECONDS = Histogram(
-    "agentic_executor_tool_call_seconds",
-    "Time from dispatch to result of a gateway tool call.",
-    ["kind"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
-TOOL_DUPLICATE_RESULTS = Counter(
-    "agentic_executor_tool_duplicate_results_total", "Results of already answered calls (redeliveries), dropped."
-)
-TOOL_DISPATCH = DispatchMetrics(TOOL_CALLS, TOOL_CALL_SECONDS, TOOL_DUPLICATE_RESULTS)
+TOOL_DISPATCH = DispatchMetrics.named("agentic_executor")

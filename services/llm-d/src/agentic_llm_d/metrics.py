@@ -12,14 +12,4 @@ REQUEST_SECONDS = Histogram(
 )
 PERSISTED = Counter("agentic_llm_d_persisted_total", "persist outcomes: stored, replayed (identical retry), unstored.", ["outcome"])
 # Gateway tool calls of the execute step, counted by the dispatcher (`ToolDispatcher(client, TOOL_DISPATCH)`).
-TOOL_CALLS = Counter("agentic_llm_d_tool_calls_total", "Gateway tool calls by kind and result status.", ["kind", "status"])
-TOOL_CALL_SECONDS = Histogram(
-    "agentic_llm_d_tool_call_seconds",
-    "Time from dispatch to result of a gateway tool call.",
-    ["kind"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
-TOOL_DUPLICATE_RESULTS = Counter(
-    "agentic_llm_d_tool_duplicate_results_total", "Results of already answered calls (redeliveries), dropped."
-)
-TOOL_DISPATCH = DispatchMetrics(TOOL_CALLS, TOOL_CALL_SECONDS, TOOL_DUPLICATE_RESULTS)
+TOOL_DISPATCH = DispatchMetrics.named("agentic_llm_d")
