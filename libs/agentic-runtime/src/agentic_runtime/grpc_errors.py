@@ -17,6 +17,7 @@ from opentelemetry import context as otel_context
 from agentic_runtime.tracing import context_from
 
 log = logging.getLogger(__name__)
+_Context = grpc.aio.ServicerContext[Any, Any]
 
 ERROR_BODY_KEY = "agentic-error-bin"
 HTTP_STATUS_KEY = "agentic-http-status"
@@ -38,7 +39,7 @@ def status_code_for(error: AgenticError) -> grpc.StatusCode:
     return _STATUS_CODES.get(error.http_status, grpc.StatusCode.INTERNAL)
 
 
-async def _abort(context: grpc.aio.ServicerContext, error: AgenticError) -> None:
+async def _abort(context: _Context, error: AgenticError) -> None:
     await context.abort(
         status_code_for(error),
         error.message,
@@ -46,12 +47,12 @@ async def _abort(context: grpc.aio.ServicerContext, error: AgenticError) -> None
     )
 
 
-def _continue_trace(context: grpc.aio.ServicerContext) -> None:
+def _continue_trace(context: _Context) -> None:
     """The caller's trace, current for this call's task (its own, so no detach): logs carry its trace id."""
     otel_context.attach(context_from(context.invocation_metadata()))
 
 
-async def _fail(context: grpc.aio.ServicerContext, method: str, exc: Exception) -> None:
+async def _fail(context: _Context, method: str, exc: Exception) -> None:
     """Ends the call with the status the exception stands for (never returns)."""
     if isinstance(exc, AgenticError):
         await _abort(context, exc)
@@ -72,7 +73,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         if handler.unary_unary is not None:
             inner_unary = handler.unary_unary
 
-            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            async def unary_unary(request: Any, context: _Context) -> Any:
                 _continue_trace(context)
                 try:
                     return await inner_unary(request, context)
@@ -87,7 +88,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
 
-            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            async def unary_stream(request: Any, context: _Context) -> AsyncIterator[Any]:
                 _continue_trace(context)
                 try:
                     async for message in inner_stream(request, context):

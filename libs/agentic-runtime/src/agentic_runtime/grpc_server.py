@@ -65,7 +65,8 @@ async def is_serving(channel: grpc.aio.Channel, timeout: float = 2.0, service: s
     """The standard health check against a peer; any failure reads as not serving."""
     stub = health_pb2_grpc.HealthStub(channel)
     try:
-        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+        # types-grpcio-health-checking declares no methods on HealthStub
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)  # type: ignore[attr-defined]
     except grpc.aio.AioRpcError:
         return False
-    return reply.status == health_pb2.HealthCheckResponse.SERVING
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

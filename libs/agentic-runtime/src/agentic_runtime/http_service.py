@@ -13,12 +13,13 @@ import uvicorn
 from agentic_core.errors import AgenticError, InvalidRequest, PayloadTooLarge
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
 # FastAPI would trace and meter every request itself once a tracer provider exists: a span per
 # request on the hot path. Our services open the spans that matter (a turn, a tool call) themselves.
-NO_FRAMEWORK_TELEMETRY = {"tracing": False, "metrics": False}
+NO_FRAMEWORK_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False}
 
 
 def _default_too_large(limit: int, size: int | None) -> AgenticError:

@@ -31,6 +31,7 @@ class OperatorToolCatalog:
             keys, bucket = [], None
         definitions: dict[str, dict[str, Any]] = {}
         for key in keys:
+            assert bucket is not None  # keys come from it
             entry = await bucket.get(key)
             if entry.value:
                 definition = orjson.loads(entry.value)

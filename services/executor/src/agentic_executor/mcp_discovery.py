@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.errors import InvalidRequest
-from agentic_core.tools.mcp import McpServerTools, parse_declaration
+from agentic_core.tools.mcp import McpDeclaration, McpServerTools, parse_declaration
 from agentic_runtime.grpc_client import Peer
 
 
@@ -36,7 +36,7 @@ class McpDiscovery:
                                  param="tools", code="too_many_mcp_tools")
         return list(servers)
 
-    async def _list(self, principal: common_pb2.Principal, declaration) -> McpServerTools:
+    async def _list(self, principal: common_pb2.Principal, declaration: McpDeclaration) -> McpServerTools:
         request = mcp_bridge_pb2.ListToolsRequest(
             principal=principal,
             server=mcp_bridge_pb2.McpServer(

@@ -75,7 +75,8 @@ class ExecuteStep:
             budget=CallBudget(context.original_request.get("max_tool_calls"), _executed_calls(context)),
         )
         include = set(context.original_request.get("include") or [])
-        outputs, public = [], []
+        outputs: list[dict[str, Any]] = []
+        public: list[dict[str, Any]] = []
         for call, result in zip(calls, results, strict=True):
             view = GatewayCallView(registry.bindings[call["name"]], call, include)
             items, _ = view.closing(len(context.executed_public) + len(public), result)

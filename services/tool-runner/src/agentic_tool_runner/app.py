@@ -64,7 +64,7 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
             await client.drain()
 
     app = FastAPI(title="agentic-tool-runner", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
-                  telemetry=NO_FRAMEWORK_TELEMETRY)  # type: ignore[arg-type]  # agentic-runtime's constant is not a TelemetryConfig yet
+                  telemetry=NO_FRAMEWORK_TELEMETRY)
 
     async def readiness() -> dict[str, bool]:
         return {"nats": app.state.nats.is_connected}
