@@ -27,10 +27,6 @@ class JsonFormatter(logging.Formatter):
         ids = current_ids()
         if ids is not None:
             entry["trace_id"], entry["span_id"] = ids
-        for key in ("request_id", "tenant", "response_id"):
-            value = getattr(record, key, None)
-            if value is not None:
-                entry[key] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

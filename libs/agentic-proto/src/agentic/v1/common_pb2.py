@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentic/v1/common.proto\x12\nagentic.v1\",\n\tPrincipal\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\"-\n\x08\x41piError\x12\x13\n\x0bhttp_status\x18\x01 \x01(\r\x12\x0c\n\x04\x62ody\x18\x02 \x01(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentic/v1/common.proto\x12\nagentic.v1\",\n\tPrincipal\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,6 +33,4 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_PRINCIPAL']._serialized_start=39
   _globals['_PRINCIPAL']._serialized_end=83
-  _globals['_APIERROR']._serialized_start=85
-  _globals['_APIERROR']._serialized_end=130
 # @@protoc_insertion_point(module_scope)

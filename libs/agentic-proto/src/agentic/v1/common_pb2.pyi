@@ -11,11 +11,3 @@ class Principal(_message.Message):
     tenant: str
     subject: str
     def __init__(self, tenant: _Optional[str] = ..., subject: _Optional[str] = ...) -> None: ...
-
-class ApiError(_message.Message):
-    __slots__ = ("http_status", "body")
-    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
-    BODY_FIELD_NUMBER: _ClassVar[int]
-    http_status: int
-    body: bytes
-    def __init__(self, http_status: _Optional[int] = ..., body: _Optional[bytes] = ...) -> None: ...
