@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request
 from agentic_gateway import conversations, messages, passthrough, responses
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
-from agentic_gateway.context import Gateway, gateway_of
+from agentic_gateway.context import Gateway
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.native_messages import NativeMessagesVerdicts
 from agentic_gateway.settings import GatewaySettings
@@ -60,5 +60,3 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     add_probe_routes(app, readiness)
     return app
 
-
-__all__ = ["create_app", "gateway_of"]
