@@ -16,6 +16,8 @@ from fastapi.responses import Response
 from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from agentic_runtime.body_encoding import decode_body, encodings_of
+
 ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
 # FastAPI would trace and meter every request itself once a tracer provider exists: a span per
 # request on the hot path. Our services open the spans that matter (a turn, a tool call) themselves.
@@ -35,7 +37,9 @@ async def read_body(
     invalid_code: str | None = None,
 ) -> bytes:
     """The body, refused (413) as soon as the declared or received size passes `limit`; never buffered beyond it.
+    A compressed body (`Content-Encoding`) is decoded, and the limit applies to the decoded bytes as well.
     `too_large(limit, declared size or None)` shapes the error for services with their own wording."""
+    codings = encodings_of(request.headers.get("content-encoding"))
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -51,7 +55,8 @@ async def read_body(
         if size > limit:
             raise too_large(limit, None)
         chunks.append(chunk)
-    return b"".join(chunks)
+    body = b"".join(chunks)
+    return decode_body(body, codings, limit, too_large, invalid_code) if codings else body
 
 
 def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
