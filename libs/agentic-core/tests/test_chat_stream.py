@@ -97,8 +97,8 @@ def _check_stream(events: list[dict[str, Any]]) -> Response:
 
 def _through_executor(events: list[dict[str, Any]]) -> tuple[RoundOutcome | None, list[dict[str, Any]]]:
     translator = StreamTranslator(EventSequencer(2))
-    public = [translator.translate(orjson.loads(orjson.dumps(event))) for event in events]
-    return translator.outcome(), [orjson.loads(data) for _, _, data in (p for p in public if p is not None)]
+    public = [each for event in events for each in translator.translate(orjson.loads(orjson.dumps(event)))]
+    return translator.outcome(), [orjson.loads(data) for _, _, data in public]
 
 
 def _chunk(delta: dict[str, Any] | None = None, finish_reason: str | None = None, **extra: Any) -> dict[str, Any]:

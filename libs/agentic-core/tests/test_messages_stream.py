@@ -153,8 +153,7 @@ class _Turn:
         """Runs one round; returns its status (`continue` when gateway calls ran)."""
         translator = StreamTranslator(self.sequencer, index_offset=len(self.public_output), is_hidden=self._is_gateway)
         for event in upstream:
-            translated = translator.translate(dict(event))
-            if translated is not None:
+            for translated in translator.translate(dict(event)):
                 self.events.append((translated[0], orjson.loads(translated[2])))
         outcome = translator.outcome()
         assert outcome is not None

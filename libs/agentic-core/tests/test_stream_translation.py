@@ -22,8 +22,8 @@ def _upstream_events(name: str) -> list[dict]:
 
 def _translate(name: str, first_sequence: int = 2):
     translator = StreamTranslator(EventSequencer(first_sequence))
-    public = [translator.translate(event) for event in _upstream_events(name)]
-    return translator, [(t, s, orjson.loads(d)) for t, s, d in (p for p in public if p is not None)]
+    public = [each for event in _upstream_events(name) for each in translator.translate(event)]
+    return translator, [(t, s, orjson.loads(d)) for t, s, d in public]
 
 
 def test_lifecycle_events_are_held_back_and_sequence_is_ours() -> None:

@@ -19,15 +19,13 @@ from typing import Any
 from agentic_core.errors import AgenticError
 from agentic_core.responses.round_outcome import RoundReading, TurnEnding, read_round
 from agentic_core.responses.round_request import next_round_request
-from agentic_core.responses.stream import EventSequencer, RoundOutcome, StreamTranslator, outcome_from_json
+from agentic_core.responses.stream import EventSequencer, PublicEvent, RoundOutcome, StreamTranslator, outcome_from_json
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, PlacedCall, Shown, ToolPolicy
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.upstream import UpstreamClient
-
-PublicEvent = tuple[str, int, bytes]  # event type, sequence number, the event's JSON
 
 __all__ = ["NextRound", "PublicEvent", "RoundResult", "Rounds", "ToolPolicy", "TurnDone"]
 
@@ -98,7 +96,7 @@ class Rounds:
     async def json_round(self, body: dict[str, Any], so_far: TurnSoFar) -> RoundResult:
         so_far = replace(so_far, rounds=so_far.rounds + 1)
         clock = time.perf_counter()
-        outcome = outcome_from_json(await self.upstream.create_response(self.route, body))
+        outcome = outcome_from_json(await self.upstream.create_response(self.route, body), self.calls.registry.public_item)
         self._observe_first_answer(so_far, clock)
         opened = self._open(outcome, so_far)
         finished = self.calls.finish(opened.placed, await self.calls.run(opened.reading.gateway_calls), opened.shown.so_far)
@@ -112,7 +110,8 @@ class Rounds:
         later ones fail the turn."""
         so_far = replace(so_far, rounds=so_far.rounds + 1)
         sequencer = EventSequencer(so_far.next_sequence)
-        translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call)
+        translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call,
+                                      present=self.calls.registry.public_item)
         clock = time.perf_counter()
         upstream_events = self.upstream.stream_response(self.route, body)
         started = opening is None
@@ -171,12 +170,10 @@ async def _translated(
     """The public events of one upstream stream, up to its terminal event."""
     if first_event is None:
         return
-    translated = translator.translate(first_event)
-    if translated is not None:
+    for translated in translator.translate(first_event):
         yield translated
     async for event in upstream_events:
-        translated = translator.translate(event)
-        if translated is not None:
+        for translated in translator.translate(event):
             yield translated
         if translator.finished:
             break

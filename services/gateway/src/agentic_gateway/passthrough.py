@@ -16,6 +16,7 @@ import orjson
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
+from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES
 from agentic_runtime.http_service import read_body
 from agentic_runtime.upstream_http import read_bounded, transport_error
 from fastapi import APIRouter, Request
@@ -28,8 +29,11 @@ from agentic_gateway.metrics import REQUESTS
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=API_DEPENDENCIES)
 
-# Tool types the client executes itself: a request with only these needs no gateway loop.
-CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
+# Tool types a model server takes as they are: a request with only these needs no gateway loop. Other
+# client tool types (custom, namespace, local_shell, ...) are mapped to functions by the executor.
+PLAIN_TOOL_TYPES = frozenset({"function"})
+# Input items the executor maps to the function calls and outputs the model saw.
+_MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES) - {"function_call", "function_call_output"}
 _RELAYED_HEADERS = ("content-type", "x-request-id")
 
 
@@ -40,7 +44,17 @@ def is_stateless_responses_request(payload: dict[str, Any], route: ModelRoute) -
     if payload.get("previous_response_id") or payload.get("conversation") or payload.get("background"):
         return False
     tools = payload.get("tools") or []
-    return isinstance(tools, list) and all(isinstance(tool, dict) and tool.get("type") in CLIENT_TOOL_TYPES for tool in tools)
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) and tool.get("type") in PLAIN_TOOL_TYPES for tool in tools):
+        return False
+    items = payload.get("input")
+    return not isinstance(items, list) or not any(_is_mapped(item) for item in items)
+
+
+def _is_mapped(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    item_type = item.get("type")
+    return item_type in _MAPPED_ITEM_TYPES or (item_type == "function_call" and bool(item.get("namespace")))
 
 
 def model_of(payload: dict[str, Any]) -> str:

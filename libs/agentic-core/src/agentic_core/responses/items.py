@@ -10,11 +10,12 @@ from typing import Any
 
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import new_item_id
+from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES, call_id_of, model_call, model_output
 
 MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
 # Items a client may send as input that carry a call id linking a call to its output.
-CALL_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output"})
-CALL_TYPES = frozenset({"function_call", "custom_tool_call"})
+CALL_OUTPUT_TYPES = CLIENT_OUTPUT_TYPES
+CALL_TYPES = CLIENT_CALL_TYPES
 # Fields the stored public form adds that a model server does not need.
 _PUBLIC_ONLY_FIELDS = ("id", "status")
 
@@ -84,7 +85,7 @@ def _message(role: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _require_call_id(item: dict[str, Any], index: int) -> None:
-    call_id = item.get("call_id")
+    call_id = call_id_of(item)
     if not isinstance(call_id, str) or not call_id:
         raise InvalidRequest(
             f"Input item {index} of type '{item.get('type')}' needs a non-empty `call_id`.",
@@ -110,9 +111,17 @@ def model_view(item: dict[str, Any]) -> dict[str, Any]:
 
     Client-side messages lose our `id`/`status` (OpenAI's input message schema
     has neither); model output items keep theirs, as the model server emitted them.
+    Client tool calls and outputs of other types than function become the
+    function call and output the model saw (agentic_core.tools.client_tools).
     """
-    if item.get("type") == "message" and item.get("role") != "assistant":
+    item_type = item.get("type")
+    if item_type == "message" and item.get("role") != "assistant":
         return {key: value for key, value in item.items() if key not in _PUBLIC_ONLY_FIELDS}
-    if item.get("type") in CALL_OUTPUT_TYPES:
+    if item_type == "function_call_output":
         return {key: value for key, value in item.items() if key not in _PUBLIC_ONLY_FIELDS}
+    if item_type in CALL_OUTPUT_TYPES:
+        return model_output(item)
+    if item_type in CALL_TYPES:
+        # A client tool's call as the model made it (a namespaced or non-function call); others as they are.
+        return model_call(item) or item
     return item

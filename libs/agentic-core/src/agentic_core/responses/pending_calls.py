@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools.client_tools import CALL_OUTPUT_OF, call_id_of
 
 # Output item type → the call item type it resolves.
-_RESOLVES = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
-_CALL_TYPES = frozenset(_RESOLVES.values())
+_RESOLVES = {output: call for call, output in CALL_OUTPUT_OF.items()}
+_CALL_TYPES = frozenset(CALL_OUTPUT_OF)
 
 
 def validate_continuation(history: list[dict[str, Any]], new_input: list[dict[str, Any]]) -> None:
@@ -27,7 +28,7 @@ def validate_continuation(history: list[dict[str, Any]], new_input: list[dict[st
         if item_type not in _CALL_TYPES and item_type not in _RESOLVES:
             continue
         param = f"input[{position - history_length}]" if position >= history_length else None
-        call_id = item.get("call_id")
+        call_id = call_id_of(item)
         if not isinstance(call_id, str) or not call_id:
             raise InvalidRequest(f"Every {item_type} needs a non-empty call_id.", param=param, code="invalid_call_id")
         if item_type in _CALL_TYPES:

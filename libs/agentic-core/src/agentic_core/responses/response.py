@@ -52,14 +52,25 @@ def build_response(
         "temperature": 1.0 if request.temperature is None else request.temperature,
         "text": text,
         "tool_choice": "auto" if request.tool_choice is None else request.tool_choice,
-        "tools": request.tools or [],
+        "tools": [echoed_tool(tool) for tool in request.tools or []],
         "top_logprobs": request.top_logprobs or 0,
         "top_p": 1.0 if request.top_p is None else request.top_p,
+        "presence_penalty": request.presence_penalty or 0.0,
+        "frequency_penalty": request.frequency_penalty or 0.0,
         "truncation": request.truncation or "disabled",
         "usage": usage,
         "user": request.user,
         "metadata": request.metadata or {},
     }
+
+
+def echoed_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A declared tool as the response shows it: a function tool with every field the specs require
+    (`strict` defaults to true, as OpenAI applies it); other tool types as declared."""
+    if tool.get("type") != "function":
+        return tool
+    return {**tool, "description": tool.get("description"), "parameters": tool.get("parameters"),
+            "strict": True if tool.get("strict") is None else tool["strict"]}
 
 
 def normalize_output_item(item: dict[str, Any], item_id: str) -> dict[str, Any]:

@@ -17,6 +17,13 @@ import orjson
 from agentic_core.ids import new_item_id
 from agentic_core.responses.response import normalize_content_part, normalize_output_item, normalize_usage
 
+Item = dict[str, Any]
+# A model output item → the item the client sees (a client tool's call in its declared shape); see
+# ToolRegistry.public_item.
+Presenter = Callable[[Item], Item]
+PublicEvent = tuple[str, int, bytes]  # event type, sequence number, the event's JSON
+_ARGUMENT_EVENTS = frozenset({"response.function_call_arguments.delta", "response.function_call_arguments.done"})
+
 UPSTREAM_LIFECYCLE_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
 UPSTREAM_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _TERMINAL_STATUS = {
@@ -76,7 +83,9 @@ class StreamTranslator:
     Items for which `is_hidden(item)` holds (gateway-owned calls) emit no events:
     the loop shows them in their public form once executed. Visible items get
     public `output_index`es counted from `index_offset`, so indexes run on
-    across rounds and around hidden items.
+    across rounds and around hidden items. `present` gives a client tool's call
+    its declared shape; the argument events of a call that is no longer a plain
+    function call become that type's events (a custom tool's input) or none.
     """
 
     def __init__(
@@ -86,11 +95,15 @@ class StreamTranslator:
         *,
         index_offset: int = 0,
         is_hidden: Callable[[dict[str, Any]], bool] | None = None,
+        present: Presenter | None = None,
     ) -> None:
         self.sequencer = sequencer
         self.ids = ids or ItemIds()
         self.index_offset = index_offset
         self.is_hidden = is_hidden
+        self.present = present
+        # Output index → a call shown in another shape than the model's: (the model's item, the client's).
+        self._presented: dict[int, tuple[Item, Item]] = {}
         self._public_index: dict[int, int] = {}
         self._hidden: set[int] = set()
         # Items after the first hidden call wait, so that the client sees the model's order:
@@ -105,26 +118,31 @@ class StreamTranslator:
     def finished(self) -> bool:
         return self._terminal is not None
 
-    def translate(self, event: dict[str, Any]) -> tuple[str, int, bytes] | None:
-        """One upstream event → at most one public event (None when held back)."""
+    def translate(self, event: dict[str, Any]) -> list[PublicEvent]:
+        """One upstream event → its public events (usually one; none when held back)."""
         event_type = event.get("type")
         if event_type in UPSTREAM_LIFECYCLE_EVENTS:
-            return None
+            return []
         if event_type in UPSTREAM_TERMINAL_EVENTS:
             self._terminal = self._outcome_from_terminal(event_type, event.get("response") or {})
-            return None
+            return []
         if event_type == "error":
             self._terminal = RoundOutcome(
                 status="failed",
                 output=self._collected_output(),
                 error={"code": str(event.get("code") or "upstream_error"), "message": str(event.get("message") or "")},
             )
-            return None
+            return []
         output_index = event.get("output_index")
         item = event.get("item")
         if isinstance(item, dict):
             our_id = self.ids.ours(item.get("id"), item.get("type", "item"), output_index)
             item = normalize_output_item(item, our_id)
+            if self.present is not None:
+                presented = self.present(item)
+                if presented is not item and isinstance(output_index, int):
+                    self._presented[output_index] = (item, presented)
+                item = presented
             event["item"] = item
             if event_type == "response.output_item.done" and isinstance(output_index, int):
                 self._done_items[output_index] = item
@@ -133,27 +151,48 @@ class StreamTranslator:
                 self._hidden.add(output_index)
                 if self._first_hidden is None or output_index < self._first_hidden:
                     self._first_hidden = output_index
+        events = [event]
+        if event_type in _ARGUMENT_EVENTS and output_index in self._presented:
+            events = self._presented_argument_events(event, *self._presented[output_index])
+        for each in events:
+            item_id = each.get("item_id")
+            if isinstance(item_id, str):
+                each["item_id"] = self.ids.known(item_id)
+            part = each.get("part")
+            if isinstance(part, dict):
+                each["part"] = normalize_content_part(part)
+            if "logprobs" in each and each["logprobs"] is None:
+                each["logprobs"] = []
         if isinstance(output_index, int):
             if output_index in self._hidden:
-                return None
+                return []
             if self._first_hidden is not None and output_index > self._first_hidden:
-                self._deferred.setdefault(output_index, []).append(event)
-                return None
+                self._deferred.setdefault(output_index, []).extend(events)
+                return []
             public_index = self._public_index.get(output_index)
             if public_index is None:
                 public_index = self._public_index[output_index] = self.index_offset + len(self._public_index)
-            event["output_index"] = public_index
-        item_id = event.get("item_id")
-        if isinstance(item_id, str):
-            event["item_id"] = self.ids.known(item_id)
-        part = event.get("part")
-        if isinstance(part, dict):
-            event["part"] = normalize_content_part(part)
-        if "logprobs" in event and event["logprobs"] is None:
-            event["logprobs"] = []
-        return self.sequencer.emit(event)
+            for each in events:
+                each["output_index"] = public_index
+        return [self.sequencer.emit(each) for each in events]
 
-    def release_deferred(self, next_public_index: int) -> list[tuple[str, int, bytes]]:
+    def _presented_argument_events(self, event: dict[str, Any], model_call: Item, call: Item) -> list[dict[str, Any]]:
+        """The argument events of a call shown in another shape: a namespaced function keeps them (under its
+        own name); a custom tool's input streams once complete (the arguments are JSON around it); the
+        fixed-shape calls (shell, apply_patch, ...) have none, their item carries everything."""
+        if call.get("type") == "function_call":
+            if "name" in event:
+                event["name"] = call.get("name")
+            return [event]
+        if call.get("type") != "custom_tool_call" or event["type"] != "response.function_call_arguments.done":
+            return []
+        assert self.present is not None
+        text = self.present({**model_call, "arguments": event.get("arguments") or ""}).get("input", "")
+        base = {"item_id": event.get("item_id"), "output_index": event.get("output_index")}
+        return [{"type": "response.custom_tool_call_input.delta", **base, "delta": text},
+                {"type": "response.custom_tool_call_input.done", **base, "input": text}]
+
+    def release_deferred(self, next_public_index: int) -> list[PublicEvent]:
         """The held-back items' events, numbered from `next_public_index` on, in the model's order."""
         released = []
         for upstream_index in sorted(self._deferred):
@@ -174,7 +213,7 @@ class StreamTranslator:
     def _outcome_from_terminal(self, event_type: str, response: dict[str, Any]) -> RoundOutcome:
         upstream_output = response.get("output")
         if upstream_output:
-            output = map_output(upstream_output, self.ids)
+            output = map_output(upstream_output, self.ids, self.present)
         else:
             output = self._collected_output()
         return RoundOutcome(
@@ -186,19 +225,18 @@ class StreamTranslator:
         )
 
 
-def map_output(upstream_output: list[dict[str, Any]], ids: ItemIds) -> list[dict[str, Any]]:
-    return [
-        normalize_output_item(item, ids.ours(item.get("id"), item.get("type", "item"), index))
-        for index, item in enumerate(upstream_output)
-    ]
+def map_output(upstream_output: list[dict[str, Any]], ids: ItemIds, present: Presenter | None = None) -> list[Item]:
+    items = [normalize_output_item(item, ids.ours(item.get("id"), item.get("type", "item"), index))
+             for index, item in enumerate(upstream_output)]
+    return items if present is None else [present(item) for item in items]
 
 
-def outcome_from_json(response: dict[str, Any]) -> RoundOutcome:
+def outcome_from_json(response: dict[str, Any], present: Presenter | None = None) -> RoundOutcome:
     """A non-streaming upstream response → `RoundOutcome`."""
     status = response.get("status") or "completed"
     return RoundOutcome(
         status=status,
-        output=map_output(response.get("output") or [], ItemIds()),
+        output=map_output(response.get("output") or [], ItemIds(), present),
         usage=normalize_usage(response.get("usage")),
         incomplete_details=response.get("incomplete_details"),
         error=response.get("error"),

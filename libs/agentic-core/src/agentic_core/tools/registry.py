@@ -8,19 +8,33 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools.client_tools import (
+    APPLY_PATCH_NAME,
+    COMPUTER_NAME,
+    LOCAL_SHELL_NAME,
+    PUBLIC_CALL_TYPE,
+    SHELL_NAME,
+    ClientTool,
+    model_functions,
+    model_name,
+    public_call,
+)
 from agentic_core.tools.mcp import McpServerTools, model_tool_name
 
 Owner = Literal["client", "gateway"]
 
 WEB_SEARCH_TYPES = frozenset({"web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11"})
-CLIENT_TYPES = frozenset({"function", "custom"})
-# Declared-but-unbacked tool types: refused loudly rather than silently dropped.
+# Tools the client runs: offered to the model as function tools (see client_tools).
+CLIENT_TYPES = frozenset({"function", "custom", "namespace", "local_shell", "apply_patch", "computer_use_preview",
+                          "computer"})
+# Hosted tools this gateway has no backend for: refused loudly rather than silently dropped.
 UNSUPPORTED_TYPES = {
     "file_search": "file_search needs a vector store backend, which this gateway does not have",
-    "computer_use_preview": "computer use is not supported by this gateway",
     "image_generation": "image generation is not supported by this gateway",
-    "local_shell": "local_shell is not supported by this gateway",
 }
+# Accepted and not offered: every deferred tool (`defer_loading`) is loaded from the start, so there is
+# nothing left for a tool search to find.
+IGNORED_TYPES = frozenset({"tool_search"})
 MAX_SEARCH_QUERIES = 5
 
 _WEB_SEARCH_FUNCTION = {
@@ -77,6 +91,7 @@ class ToolBinding:
     remote_name: str | None = None      # the name the runner knows (an MCP server's own tool name)
     requires_approval: bool = False     # MCP: the client must approve each call first
     server_label: str | None = None
+    client: ClientTool | None = None    # a client tool: what the client declared this function as
 
     @property
     def runner_name(self) -> str:
@@ -90,6 +105,13 @@ class ToolRegistry:
 
     def binding(self, name: str) -> ToolBinding | None:
         return self.bindings.get(name)
+
+    def public_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A model output item as the client sees it: a client tool's function call in its declared shape."""
+        if item.get("type") != "function_call":
+            return item
+        binding = self.bindings.get(item.get("name") or "")
+        return public_call(item, binding.client) if binding is not None and binding.client is not None else item
 
     def is_gateway_call(self, name: str | None) -> bool:
         binding = self.bindings.get(name or "")
@@ -113,12 +135,11 @@ def build_registry(
         if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
             raise InvalidRequest("Each tool needs a `type`.", param=param, code="invalid_value")
         tool_type = tool["type"]
-        if tool_type in CLIENT_TYPES:
-            name = tool.get("name")
-            if not isinstance(name, str) or not name:
-                raise InvalidRequest(f"A {tool_type} tool needs a `name`.", param=f"{param}.name", code="invalid_value")
-            _add(bindings, ToolBinding(name, "client", tool_type, tool_type if tool_type == "custom" else "function_call"), param)
-            model_tools.append(tool)
+        if tool_type in CLIENT_TYPES or (tool_type == "shell" and _is_local(tool)):
+            for client_tool, function in model_functions(tool, param):
+                _add(bindings, ToolBinding(function["name"], "client", client_tool.kind,
+                                           PUBLIC_CALL_TYPE[client_tool.kind], client=client_tool), param)
+                model_tools.append(function)
         elif tool_type in WEB_SEARCH_TYPES:
             _add(bindings, ToolBinding("web_search", "gateway", "web_search", "web_search_call", _declaration(tool)), param)
             model_tools.append(_WEB_SEARCH_FUNCTION)
@@ -147,8 +168,8 @@ def build_registry(
                                        parallel_safe=bool(definition.get("parallel_safe", True))), param)
             model_tools.append({key: definition[key] for key in ("type", "name", "description", "parameters", "strict")
                                 if key in definition})
-        elif tool_type == "mcp":
-            continue  # discovered beforehand, added below
+        elif tool_type == "mcp" or tool_type in IGNORED_TYPES:
+            continue  # mcp: discovered beforehand, added below
         elif tool_type in UNSUPPORTED_TYPES:
             raise InvalidRequest(f"{UNSUPPORTED_TYPES[tool_type]}.", param=param, code="unsupported_tool")
         else:
@@ -165,6 +186,12 @@ def build_registry(
     return ToolRegistry(bindings=bindings, model_tools=model_tools)
 
 
+def _is_local(tool: dict[str, Any]) -> bool:
+    """A `shell` tool in the client's own environment; without one it is the gateway's sandboxed shell."""
+    environment = tool.get("environment")
+    return isinstance(environment, dict) and environment.get("type") == "local"
+
+
 def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in tool.items() if key not in ("type", "name")}
 
@@ -176,16 +203,27 @@ def _add(bindings: dict[str, ToolBinding], binding: ToolBinding, param: str) -> 
     bindings[binding.name] = binding
 
 
+# Tool choices naming a tool type whose model function has a fixed name.
+_FIXED_CHOICES = {"code_interpreter": "code_interpreter", "shell": SHELL_NAME, "local_shell": LOCAL_SHELL_NAME,
+                  "apply_patch": APPLY_PATCH_NAME, "computer_use_preview": COMPUTER_NAME, "computer": COMPUTER_NAME}
+
+
 def model_tool_choice(tool_choice: Any, registry: ToolRegistry) -> Any:
     """The request's `tool_choice` in terms of the model's function tools."""
     if not isinstance(tool_choice, dict):
         return tool_choice
     choice_type = tool_choice.get("type")
     if choice_type in WEB_SEARCH_TYPES:
-        return {"type": "function", "name": "web_search"}
-    if choice_type == "code_interpreter":
-        return {"type": "function", "name": "code_interpreter"}
-    if choice_type == "function" and tool_choice.get("name") not in registry.bindings:
-        raise InvalidRequest(f"tool_choice names {tool_choice.get('name')!r}, which is not a declared tool.",
+        name: Any = "web_search"
+    elif choice_type in _FIXED_CHOICES:
+        name = _FIXED_CHOICES[choice_type]
+    elif choice_type in ("function", "custom"):
+        name = tool_choice.get("name")
+        if isinstance(name, str) and tool_choice.get("namespace"):
+            name = model_name(name, tool_choice["namespace"])
+    else:
+        return tool_choice
+    if name not in registry.bindings:
+        raise InvalidRequest(f"tool_choice names {tool_choice.get('name') or choice_type!r}, which is not a declared tool.",
                              param="tool_choice", code="invalid_value")
-    return tool_choice
+    return {"type": "function", "name": name}
