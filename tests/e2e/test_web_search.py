@@ -74,3 +74,24 @@ def test_a_conversation_lists_the_search_and_the_model_remembers_the_call(client
     client.conversations.items.delete(listed[1].id, conversation_id=conversation.id)
     client.responses.create(model=MODEL, input="again", conversation=conversation.id)
     assert [item["type"] for item in upstream.requests[-1]["input"]] == ["message"] * 5
+
+
+def test_cached_only_search_answers_from_earlier_live_results_and_never_searches_live(client: OpenAI, upstream) -> None:
+    import secrets
+
+    seen_live, never_seen = f"agentic cache {secrets.token_hex(4)}", f"agentic cold {secrets.token_hex(4)}"
+    cached_only = {"type": "web_search", "external_web_access": False}
+
+    def search(query: str, tool: dict) -> str:
+        upstream.reset()
+        upstream.script(FunctionCall("web_search", f'{{"queries": ["{query}"]}}'), Text("ok"))
+        client.responses.create(model=MODEL, input="search", tools=[tool])
+        return next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")["output"]
+
+    cold = search(never_seen, cached_only)
+    assert "no cached results" in cold and "http" not in cold
+    live = search(seen_live, {"type": "web_search", "external_web_access": True})
+    assert f'Web results for "{seen_live}"' in live
+    # Case and spacing aside, the same query is answered from what the live search found.
+    cached = search(seen_live.upper().replace(" ", "  "), cached_only)
+    assert cached.split("\n", 1)[1] == live.split("\n", 1)[1]

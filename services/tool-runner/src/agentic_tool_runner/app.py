@@ -16,8 +16,10 @@ from fastapi import FastAPI
 from nats.aio.client import Client
 
 from agentic_tool_runner.handlers import build_handlers, concurrency_for
+from agentic_tool_runner.search.cache import WEB_SEARCH_CACHE_BUCKET, SearchCache
 from agentic_tool_runner.settings import ToolRunnerSettings
 from agentic_tool_runner.tools.base import ToolHandler
+from agentic_tool_runner.tools.web_search import WebSearchTool
 
 if TYPE_CHECKING:
     from agentic_tool_runner.tools.operator import OperatorTools
@@ -27,6 +29,13 @@ log = logging.getLogger(__name__)
 
 def _backoff(settings: ToolRunnerSettings) -> list[float]:
     return [float(value) for value in settings.redelivery_backoff_seconds.split(",") if value.strip()]
+
+
+async def attach_search_cache(client: Client, handlers: list[ToolHandler], settings: ToolRunnerSettings) -> None:
+    for handler in handlers:
+        if isinstance(handler, WebSearchTool) and settings.web_search_cache_seconds > 0:
+            bucket = await nats.ensure_key_value(client, WEB_SEARCH_CACHE_BUCKET, settings.web_search_cache_seconds)
+            handler.cache = SearchCache(bucket)
 
 
 async def publish_operator_tools(client: Client, handlers: list[ToolHandler]) -> None:
@@ -45,6 +54,7 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
         await nats.ensure_streams(client)
         handlers = build_handlers(settings)
         await publish_operator_tools(client, handlers)
+        await attach_search_cache(client, handlers, settings)
         consumers = [
             KindConsumer(
                 client, handler, concurrency=concurrency_for(settings, handler.kind), ack_wait=settings.ack_wait_seconds,

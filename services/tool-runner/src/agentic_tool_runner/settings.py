@@ -52,6 +52,11 @@ class ToolRunnerSettings(ServiceSettings):
         description="Results per query at `search_context_size: high`; `medium` (the default) gets half, `low` a quarter.",
     )
     web_search_timeout_seconds: float = Field(default=10.0, gt=0, description="Longest wait for the web search backend, per call.")
+    web_search_cache_seconds: float = Field(
+        default=3600.0, ge=0,
+        description="How long live search results are kept (a JetStream key-value bucket shared by the runners) to answer "
+                    "`web_search` tools with `external_web_access: false`, which never search live; 0 keeps none.",
+    )
     operator_modules: str = Field(
         default="",
         description="Comma-separated `module` or `module:attribute` names of operator tools to load, besides the `agentic.tools` entry points.",

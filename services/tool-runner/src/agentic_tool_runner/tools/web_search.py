@@ -14,6 +14,7 @@ import aiohttp
 from agentic_core.tools.protocol import ToolCall, ToolResult
 
 from agentic_tool_runner.search import SearchError, SearchHit, SearchProvider, SearchRequest, create_provider
+from agentic_tool_runner.search.cache import SearchCache
 from agentic_tool_runner.settings import ToolRunnerSettings
 
 log = logging.getLogger(__name__)
@@ -24,10 +25,15 @@ _SNIPPET_CHARS = 600
 _CONTEXT_SHARE = {"low": 0.25, "medium": 0.5, "high": 1.0}
 
 
+class CacheMiss(SearchError):
+    """A cached-only search (`external_web_access: false`) found nothing stored."""
+
+
 class WebSearchTool:
     """Runs `web_search` calls with the provider the settings name; without one, every call answers an
     error saying that web search is not configured. Raises `ValueError` at construction when the provider
-    lacks its key or URL (a start-up error, not a per-call one)."""
+    lacks its key or URL (a start-up error, not a per-call one). With a `cache`, live results are kept and
+    a declaration with `external_web_access: false` is answered from the cache alone."""
 
     kind = "web_search"
 
@@ -39,6 +45,7 @@ class WebSearchTool:
         self.max_results = settings.web_search_max_results
         self.timeout_seconds = settings.web_search_timeout_seconds
         self._session: aiohttp.ClientSession | None = None  # one per process, opened on the first call
+        self.cache: SearchCache | None = None  # set by the runner once NATS is connected
 
     async def close(self) -> None:
         if self._session is not None:
@@ -60,8 +67,29 @@ class WebSearchTool:
         count = max(1, math.ceil(self.max_results * (_CONTEXT_SHARE.get(size, 0.5) if isinstance(size, str) else 0.5)))
         country = _country(call.params)
         requests = [SearchRequest(query, count, domains, country) for query in queries]
-        outcomes = await self._search_all(requests, timeout)
+        if call.params.get("external_web_access") is False:
+            outcomes = await self._cached(requests)
+        else:
+            outcomes = await self._search_all(requests, timeout)
+            await self._keep(requests, outcomes)
         return _result(call.call_id, self.provider.name, requests, outcomes, timeout)
+
+    async def _cached(self, requests: list[SearchRequest]) -> list[list[SearchHit] | BaseException]:
+        assert self.provider is not None
+        outcomes: list[list[SearchHit] | BaseException] = []
+        for request in requests:
+            hits = await self.cache.get(self.provider.name, request) if self.cache is not None else None
+            outcomes.append(hits if hits is not None else CacheMiss(
+                "no cached results, and this request allows cached results only (external_web_access is false)"))
+        return outcomes
+
+    async def _keep(self, requests: list[SearchRequest], outcomes: list[list[SearchHit] | BaseException]) -> None:
+        if self.cache is None:
+            return
+        assert self.provider is not None
+        for request, outcome in zip(requests, outcomes, strict=True):
+            if not isinstance(outcome, BaseException):
+                await self.cache.put(self.provider.name, request, outcome)
 
     async def _search_all(self, requests: list[SearchRequest], timeout: float) -> list[list[SearchHit] | BaseException]:
         assert self.provider is not None
