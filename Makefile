@@ -10,8 +10,9 @@ PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime libs/agent
 	services/mcp-bridge services/llm-d deploy/local
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PYTEST_ARGS ?=
+ARGS ?=
 
-.PHONY: install run test test-unit test-e2e test-vllm bench proto clean docs
+.PHONY: install run codex claude test test-unit test-e2e test-vllm bench proto clean docs
 
 install: $(STAMP)
 
@@ -22,6 +23,14 @@ $(STAMP): $(PYPROJECTS) requirements-dev.txt
 
 run: install
 	$(PY) -m agentic_local
+
+# Codex CLI / Claude Code (pinned, installed once under .agent-clients/) against the running stack,
+# or against one started for the session; arguments go in ARGS, e.g. make codex ARGS='exec "list the files"'.
+codex: install
+	$(PY) -m agentic_local codex $(ARGS)
+
+claude: install
+	$(PY) -m agentic_local claude $(ARGS)
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -43,7 +52,7 @@ proto: install
 		--grpc_python_out=$(PROTO_OUT) protos/agentic/v1/*.proto
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .agent-clients
 
 # Container images (needs a Docker engine): one per service, built from the repository root.
 IMAGE_REPOSITORY ?= ghcr.io/agentic

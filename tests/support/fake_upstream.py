@@ -3,6 +3,11 @@
 Shapes, field sets, event order and error bodies follow the captures in
 tests/fixtures (recorded from a real vLLM). Tests script replies with
 `FakeUpstream.script(...)` and read what the server received in `.requests`.
+
+For real agent clients (Codex CLI, Claude Code), which send requests of their own besides the turn's:
+`EchoToolOutput(prefix)` answers with the last tool output the request carries (`function_call_output`,
+Messages `tool_result`, a chat `tool` message), and `script(..., when=declares_tools)` lets only the
+requests that match take the scripted replies; the others get the unscripted default answer.
 Run standalone for benchmarks: `python -m tests.support.fake_upstream --port 8000`.
 """
 
@@ -14,6 +19,7 @@ import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +78,20 @@ class Output:
     items: list[Text | FunctionCall]
 
 
-Reply = Text | FunctionCall | HttpError | Truncated | Delay | Output
+@dataclass
+class EchoToolOutput:
+    """An assistant message: `prefix` + the last tool output in the request (empty when there is none)."""
+
+    prefix: str = ""
+
+
+Reply = Text | FunctionCall | HttpError | Truncated | Delay | Output | EchoToolOutput
+ScriptFilter = Callable[[dict[str, Any]], bool]
+
+
+def declares_tools(request: dict[str, Any]) -> bool:
+    """A `script(..., when=...)` filter: the request declares tools (an agent's turn, not a side request)."""
+    return bool(request.get("tools"))
 
 
 def _hex(n: int = 8) -> str:
@@ -149,6 +168,38 @@ def _last_item_type(request: dict[str, Any]) -> str | None:
     return raw[-1].get("type") if isinstance(raw, list) and raw and isinstance(raw[-1], dict) else None
 
 
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_text_of(part) for part in content)
+    if isinstance(content, dict):
+        return str(content.get("text") or content.get("output") or _text_of(content.get("content")))
+    return ""
+
+
+def last_tool_output(request: dict[str, Any]) -> str:
+    """The last tool result a request carries, in any of the three wire formats."""
+    raw = request.get("input")
+    for item in reversed(raw if isinstance(raw, list) else []):
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            return _text_of(item.get("output"))
+    for message in reversed(request.get("messages") or []):
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool":
+            return _text_of(message.get("content"))
+        blocks = message.get("content")
+        for block in reversed(blocks if isinstance(blocks, list) else []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                return _text_of(block.get("content"))
+    return ""
+
+
+def _resolved(reply: Reply, request: dict[str, Any]) -> Reply:
+    return Text(reply.prefix + last_tool_output(request)) if isinstance(reply, EchoToolOutput) else reply
+
+
 def _error_body(reply: HttpError) -> bytes:
     return orjson.dumps({"error": {"message": reply.message, "type": reply.error_type, "param": reply.param, "code": reply.status}})
 
@@ -168,7 +219,7 @@ class FakeUpstream:
         self.requests: list[dict[str, Any]] = []
         self.tokenize_requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # of each generation request, in order
-        self._script: deque[Reply] = deque()
+        self._script: deque[tuple[ScriptFilter | None, Reply]] = deque()
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -192,9 +243,21 @@ class FakeUpstream:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: Reply, when: ScriptFilter | None = None) -> None:
+        """Replies for the next generation requests, in order; with `when`, a reply is taken only by a request
+        that matches it (others get the unscripted default and leave the script as it is)."""
         with self._lock:
-            self._script.extend(replies)
+            self._script.extend((when, reply) for reply in replies)
+
+    def _take_scripted(self, request: dict[str, Any]) -> Reply | None:
+        """Under the lock: the next scripted reply if this request may take it."""
+        if not self._script:
+            return None
+        when, reply = self._script[0]
+        if when is not None and not when(request):
+            return None
+        self._script.popleft()
+        return _resolved(reply, request)
 
     def reset(self) -> None:
         with self._lock:
@@ -207,8 +270,9 @@ class FakeUpstream:
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if self._script:
-                return self._script.popleft()
+            scripted = self._take_scripted(request)
+            if scripted is not None:
+                return scripted
         default: Reply = Text(f"Echo: {_last_user_text(request)}")
         if self.call_tools and request.get("tools") and _last_item_type(request) != "function_call_output":
             default = FunctionCall(request["tools"][0]["name"], '{"text": "bench"}')
@@ -406,8 +470,9 @@ class FakeUpstream:
     def _next_chat_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if self._script:
-                return self._script.popleft()
+            scripted = self._take_scripted(request)
+            if scripted is not None:
+                return scripted
         return Text(f"Echo: {_last_chat_user_text(request)}")
 
     async def _chat_completions(self, request: Request) -> Response:

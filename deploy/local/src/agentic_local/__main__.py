@@ -1,4 +1,7 @@
-"""`python -m agentic_local` (what `make run` calls): start everything, print the URLs, stop on Ctrl-C/SIGTERM."""
+"""`python -m agentic_local` (what `make run` calls): start everything, print the URLs, stop on Ctrl-C/SIGTERM.
+
+`python -m agentic_local codex|claude [args]` (`make codex`, `make claude`) runs that agent client against it.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ def start_model_server(config: StackConfig, logs_dir: Path) -> ChildProcess:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in ("codex", "claude"):
+        from agentic_local import client_session
+
+        sys.exit(client_session.main(sys.argv[1], sys.argv[2:]))
     data_dir = Path(os.environ.get("AGENTIC_DATA_DIR", ".agentic"))
     config = StackConfig.from_env(data_dir)
     stack = LocalStack(config)
