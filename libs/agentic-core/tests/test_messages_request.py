@@ -70,6 +70,15 @@ def test_metadata_user_id_is_the_safety_identifier() -> None:
     assert request["safety_identifier"] == "user-42" and "metadata" not in request
 
 
+def test_a_user_id_longer_than_openais_limit_becomes_a_stable_digest() -> None:
+    long_id = '{"device_id":"' + "d" * 64 + '","account_uuid":"","session_id":"' + "s" * 36 + '"}'
+    first = _translate(metadata={"user_id": long_id})
+    again = _translate(metadata={"user_id": long_id})
+    other = _translate(metadata={"user_id": long_id + " "})
+    assert len(first["safety_identifier"]) == 64
+    assert first["safety_identifier"] == again["safety_identifier"] != other["safety_identifier"]
+
+
 def test_stream_is_kept_and_store_is_always_false() -> None:
     assert _translate(stream=True)["stream"] is True
     assert _translate(stream=False)["stream"] is False

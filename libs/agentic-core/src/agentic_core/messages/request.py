@@ -33,6 +33,7 @@ Anthropic's and is dropped: model servers refuse encrypted reasoning);
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -43,6 +44,7 @@ WEB_SEARCH_TOOL_TYPES = frozenset({"web_search_20250305", "web_search_20260209",
 # Gateway tools declared the Responses way; the registry validates them as on /v1/responses.
 GATEWAY_TOOL_TYPES = frozenset({"operator", "code_interpreter", "shell"})
 WEB_SEARCH_SOURCES = "web_search_call.action.sources"
+SAFETY_IDENTIFIER_MAX_CHARS = 64  # OpenAI's limit on `safety_identifier`
 
 # Blocks of earlier assistant turns the model is not shown again:
 # - `redacted_thinking` is encrypted for Anthropic's models; no model server can read it.
@@ -225,6 +227,10 @@ def _metadata_user_id(metadata: Any) -> str | None:
     user_id = metadata.get("user_id")
     if user_id is not None and not isinstance(user_id, str):
         raise _invalid("metadata.user_id", "expected a string")
+    if user_id is not None and len(user_id) > SAFETY_IDENTIFIER_MAX_CHARS:
+        # Anthropic allows longer ids (Claude Code sends a JSON object of ~170 characters); OpenAI's field
+        # holds 64: a digest keeps one id per user within it.
+        return hashlib.sha256(user_id.encode()).hexdigest()
     return user_id
 
 
