@@ -140,63 +140,46 @@ def _custom_function(tool: Item, name: str) -> Item:
     }
 
 
-_LOCAL_SHELL_FUNCTION: Item = {
-    "type": "function", "name": LOCAL_SHELL_NAME,
-    "description": "Run a command on the user's machine and return its output.",
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "command": {"type": "array", "items": {"type": "string"}, "description": "The program and its arguments."},
-            "workdir": {"type": "string", "description": "The working directory."},
-            "timeout_ms": {"type": "integer", "description": "How long the command may run."},
-        },
-        "required": ["command"],
-    },
-}
-_SHELL_FUNCTION: Item = {
-    "type": "function", "name": SHELL_NAME,
-    "description": "Run shell commands on the user's machine and return their output.",
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "commands": {"type": "array", "items": {"type": "string"}, "description": "Shell commands, run in order."},
-            "timeout_ms": {"type": "integer"},
-            "max_output_length": {"type": "integer"},
-        },
-        "required": ["commands"],
-    },
-}
-_APPLY_PATCH_FUNCTION: Item = {
-    "type": "function", "name": APPLY_PATCH_NAME,
-    "description": "Create, update or delete a file on the user's machine; `diff` is a unified diff "
-                   "(the whole content for create_file).",
-    "parameters": {
-        "type": "object",
-        "properties": {"operation": {
-            "type": "object",
-            "properties": {"type": {"type": "string", "enum": ["create_file", "update_file", "delete_file"]},
-                           "path": {"type": "string"}, "diff": {"type": "string"}},
-            "required": ["type", "path"],
-        }},
-        "required": ["operation"],
-    },
-}
+def _function(name: str, description: str, properties: Item, required: list[str]) -> Item:
+    return {"type": "function", "name": name, "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required}}
+
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_LOCAL_SHELL_FUNCTION = _function(
+    LOCAL_SHELL_NAME, "Run a command on the user's machine and return its output.",
+    {"command": {**_STRINGS, "description": "The program and its arguments."},
+     "workdir": {"type": "string", "description": "The working directory."},
+     "timeout_ms": {"type": "integer", "description": "How long the command may run."}},
+    ["command"],
+)
+_SHELL_FUNCTION = _function(
+    SHELL_NAME, "Run shell commands on the user's machine and return their output.",
+    {"commands": {**_STRINGS, "description": "Shell commands, run in order."},
+     "timeout_ms": {"type": "integer"}, "max_output_length": {"type": "integer"}},
+    ["commands"],
+)
+_APPLY_PATCH_FUNCTION = _function(
+    APPLY_PATCH_NAME,
+    "Create, update or delete a file on the user's machine; `diff` is a unified diff (the whole content for create_file).",
+    {"operation": {"type": "object",
+                   "properties": {"type": {"type": "string", "enum": ["create_file", "update_file", "delete_file"]},
+                                  "path": {"type": "string"}, "diff": {"type": "string"}},
+                   "required": ["type", "path"]}},
+    ["operation"],
+)
 
 
 def _computer_function(tool: Item) -> Item:
     screen = f"{tool.get('display_width', '?')}x{tool.get('display_height', '?')}"
-    return {
-        "type": "function", "name": COMPUTER_NAME,
-        "description": f"Act on the user's {tool.get('environment', 'computer')} screen ({screen} pixels): click, "
-                       "double_click, drag, keypress, move, screenshot, scroll, type or wait. Each action returns "
-                       "a screenshot.",
-        "parameters": {
-            "type": "object",
-            "properties": {"action": {"type": "object", "description": "The action, with its `type` and fields "
-                                                                        "(x, y, button, keys, text, scroll_x, scroll_y, path)."}},
-            "required": ["action"],
-        },
-    }
+    return _function(
+        COMPUTER_NAME,
+        f"Act on the user's {tool.get('environment', 'computer')} screen ({screen} pixels): click, double_click, drag, "
+        "keypress, move, screenshot, scroll, type or wait. Each action returns a screenshot.",
+        {"action": {"type": "object", "description": "The action, with its `type` and fields "
+                                                      "(x, y, button, keys, text, scroll_x, scroll_y, path)."}},
+        ["action"],
+    )
 
 
 # -- the model's function call → the client's call item -------------------------------------------
