@@ -22,7 +22,7 @@ import httpx
 
 from agentic_local import agent_clients
 from agentic_local.model_server import SERVED_MODEL_NAME
-from agentic_local.processes import _die_with_parent
+from agentic_local.processes import die_with_parent
 
 API_KEY_ENV = "AGENTIC_API_KEY"  # the variable Codex's provider reads its key from (`env_key`)
 OPEN_GATEWAY_KEY = "agentic-local"  # sent when the gateway has no keys: any value is accepted then
@@ -168,7 +168,7 @@ class LaunchedStack:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "agentic_local"], env={**env, "AGENTIC_DATA_DIR": str(settings.data_dir)},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True, preexec_fn=_die_with_parent,
+            start_new_session=True, preexec_fn=die_with_parent,
         )
         self._reader = threading.Thread(target=self._read, name="launcher-output", daemon=True)
         self._reader.start()

@@ -14,7 +14,7 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     # Even a SIGKILLed launcher leaves nothing behind: the kernel sends SIGTERM to orphans.
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -64,7 +64,7 @@ class ChildProcess:
             stdin=subprocess.DEVNULL,
             env=env,
             user=user,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
 
     @property
