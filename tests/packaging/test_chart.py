@@ -134,9 +134,17 @@ def test_chart_ports_are_the_settings_defaults() -> None:
             assert block["metricsPort"] == service.default("metrics_port"), service.component
 
 
+def cluster_ip_services(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {component_of(s): s for s in documents if s["kind"] == "Service" and s["spec"].get("clusterIP") != "None"}
+
+
+def headless_services(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {component_of(s): s for s in documents if s["kind"] == "Service" and s["spec"].get("clusterIP") == "None"}
+
+
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_container_and_service_ports_match_the_settings(preset: str) -> None:
-    services = {component_of(s): s for s in rendered_preset(preset) if s["kind"] == "Service"}
+    services = cluster_ip_services(rendered_preset(preset))
     for component, deployment in deployments(preset).items():
         service = BY_COMPONENT[component]
         ports = {p["name"]: p["containerPort"] for p in container(deployment)["ports"]}
@@ -172,16 +180,57 @@ def test_services_start_with_the_rendered_env(preset: str) -> None:
         assert settings.host == "0.0.0.0"
 
 
-def test_services_are_wired_to_each_other() -> None:
-    env = {c: literal_env(container(d)) for c, d in deployments("external-infra").items()}
-    state = f"{name_of('state')}:{BY_COMPONENT['state'].default('port')}"
-    executor = f"{name_of('executor')}:{BY_COMPONENT['executor'].default('port')}"
+def grpc_target(component: str) -> str:
+    """How a client dials a gRPC service: DNS of its headless Service, every ready pod an address."""
+    port = BY_COMPONENT[component].default("port")
+    return f"dns:///{name_of(component)}-headless.{NAMESPACE}.svc.cluster.local:{port}"
+
+
+def test_services_are_wired_to_each_other_over_the_headless_services() -> None:
+    values = preset_values("external-infra")
+    values["llmD"] = {"enabled": True}
+    documents = _render(values)
+    env = {component_of(d): literal_env(container(d)) for d in documents if d["kind"] == "Deployment"}
     gateway = load_settings(BY_COMPONENT["gateway"], env["gateway"])
-    assert (gateway.executor_address, gateway.state_address) == (executor, state)
-    assert load_settings(BY_COMPONENT["executor"], env["executor"]).state_address == state
-    nats_url = preset_values("external-infra")["externalNats"]["url"]
+    assert (gateway.executor_address, gateway.state_address) == (grpc_target("executor"), grpc_target("state"))
+    executor = load_settings(BY_COMPONENT["executor"], env["executor"])
+    assert (executor.state_address, executor.mcp_bridge_address) == (grpc_target("state"), grpc_target("mcp-bridge"))
+    assert load_settings(BY_COMPONENT["llm-d"], env["llm-d"]).state_address == grpc_target("state")
+    nats_url = values["externalNats"]["url"]
     for component in ("executor", "mcp-bridge", "tool-runner"):
         assert load_settings(BY_COMPONENT[component], env[component]).nats_url == nats_url
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_grpc_service_has_a_headless_service_over_its_ready_pods(preset: str) -> None:
+    documents = rendered_preset(preset)
+    headless = headless_services(documents)
+    grpc_components = {c for c in deployments(preset) if BY_COMPONENT[c].protocol == "grpc"}
+    assert set(headless) == grpc_components
+    for component, service in headless.items():
+        assert service["metadata"]["name"] == f"{name_of(component)}-headless"
+        assert service["spec"]["publishNotReadyAddresses"] is False
+        assert service["spec"]["selector"] == deployments(preset)[component]["spec"]["selector"]["matchLabels"]
+        assert service["spec"]["ports"] == [
+            {"name": "grpc", "port": BY_COMPONENT[component].default("port"), "targetPort": "grpc", "protocol": "TCP", "appProtocol": "grpc"}
+        ]
+
+
+def test_grpc_targets_follow_the_cluster_domain_and_a_long_release_name() -> None:
+    documents = list(manifests(render({"clusterDomain": "corp.internal", "fullnameOverride": "x" * 40})))
+    env = {component_of(d): literal_env(container(d)) for d in documents if d["kind"] == "Deployment"}
+    headless = headless_services(documents)["state"]["metadata"]["name"]
+    assert len(headless) <= 63
+    assert env["gateway"]["AGENTIC_GATEWAY_STATE_ADDRESS"] == f"dns:///{headless}.{NAMESPACE}.svc.corp.internal:50052"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_grpc_servers_age_out_connections_so_clients_rebalance(preset: str) -> None:
+    for component, deployment in deployments(preset).items():
+        settings = load_settings(BY_COMPONENT[component], literal_env(container(deployment)))
+        if BY_COMPONENT[component].protocol == "grpc":
+            assert settings.grpc_max_connection_age_seconds > 0, component
+            assert settings.grpc_max_connection_age_grace_seconds == 0  # streamed turns are never cut
 
 
 def test_bundled_database_url_is_composed_from_the_subchart_secret() -> None:
@@ -456,12 +505,15 @@ def test_a_database_url_value_reaches_the_pre_install_job_through_a_hook_secret(
 def test_service_monitors_scrape_a_named_port_of_every_service() -> None:
     documents = rendered_preset("production")
     monitors = {component_of(m): m for m in documents if m["kind"] == "ServiceMonitor"}
-    services = {component_of(s): s for s in documents if s["kind"] == "Service"}
+    services = cluster_ip_services(documents)
     assert set(monitors) == set(deployments("production"))
     for component, monitor in monitors.items():
         (endpoint,) = monitor["spec"]["endpoints"]
         assert endpoint["port"] in {p["name"] for p in services[component]["spec"]["ports"]}
         assert _selects(monitor["spec"]["selector"], services[component]["metadata"]["labels"])
+        # and not the headless Service, which would scrape every pod twice
+        assert monitor["spec"]["selector"]["matchExpressions"] == [{"key": "agentic.dev/headless", "operator": "DoesNotExist"}]
+        assert "agentic.dev/headless" in headless_services(documents).get(component, {"metadata": {"labels": {"agentic.dev/headless": ""}}})["metadata"]["labels"]
     assert not [m for m in rendered_preset("default") if m["kind"] == "ServiceMonitor"]
 
 

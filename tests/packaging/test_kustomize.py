@@ -68,3 +68,14 @@ def test_example_overlay_points_at_real_base_objects() -> None:
         if "valueFrom" in e and e["valueFrom"]["secretKeyRef"]["name"] == "agentic-secrets"
     }
     assert referenced == keys
+
+
+def test_base_dials_the_headless_services_by_names_that_work_in_any_namespace() -> None:
+    """An overlay may set any namespace: gRPC targets are short names the pods' DNS search path completes."""
+    headless = {d["metadata"]["name"]: d for d in base_documents() if d["kind"] == "Service" and d["spec"].get("clusterIP") == "None"}
+    targets = {
+        e["value"]
+        for d in base_documents() if d["kind"] == "Deployment"
+        for c in d["spec"]["template"]["spec"]["containers"] for e in c.get("env", []) if e["name"].endswith("_ADDRESS")
+    }
+    assert targets == {f"dns:///{name}:{service['spec']['ports'][0]['port']}" for name, service in headless.items()}

@@ -4,10 +4,26 @@ servers, and the `<service>.config` / `<service>.env` values. Each service's own
 Every name set here must be one a service reads (tests/packaging checks them against the settings classes).
 */}}
 
-{{/* `host:port` of another service's main port. Args: root, key, component. */}}
-{{- define "agentic.serviceAddress" -}}
+{{/*
+gRPC target of another service: `dns:///` over its headless Service (one address per ready pod; the client
+round-robins over them and resolves again as pods come and go). Without `clusterDomain`, the short name, which
+the pod's DNS search path completes in its own namespace. Args: root, key, component.
+*/}}
+{{- define "agentic.grpcAddress" -}}
 {{- $values := index .root.Values .key -}}
-{{- printf "%s:%v" (include "agentic.componentName" .) $values.port -}}
+{{- $host := include "agentic.headlessName" . -}}
+{{- with .root.Values.clusterDomain -}}
+{{- $host = printf "%s.%s.svc.%s" $host $.root.Release.Namespace . -}}
+{{- end -}}
+{{- printf "dns:///%s:%v" $host $values.port -}}
+{{- end -}}
+
+{{/* Env of a gRPC server: when its connections age out, so that clients rebalance over new pods. Args: root. */}}
+{{- define "agentic.grpcServerEnv" -}}
+- name: AGENTIC_GRPC_MAX_CONNECTION_AGE_SECONDS
+  value: {{ .Values.grpc.maxConnectionAgeSeconds | quote }}
+- name: AGENTIC_GRPC_MAX_CONNECTION_AGE_GRACE_SECONDS
+  value: {{ .Values.grpc.maxConnectionAgeGraceSeconds | quote }}
 {{- end -}}
 
 {{- define "agentic.natsUrl" -}}

@@ -25,6 +25,11 @@ A service is addressed by its values key (e.g. `mcpBridge`) and its component na
 {{- printf "%s-%s" (include "agentic.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* The name of a gRPC service's headless Service. Args: root, component. */}}
+{{- define "agentic.headlessName" -}}
+{{- printf "%s-headless" (include "agentic.componentName" . | trunc 54 | trimSuffix "-") -}}
+{{- end -}}
+
 {{- define "agentic.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}

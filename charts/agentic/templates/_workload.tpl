@@ -145,6 +145,37 @@ spec:
     {{- end }}
 {{- end -}}
 
+{{/*
+The headless Service of a gRPC service: its DNS name answers with one address per ready pod, so that each
+client spreads its calls over every pod (round_robin in agentic_runtime.grpc_client) instead of sending them all
+down one connection to one pod, as a ClusterIP would. A separate object: a Service's clusterIP cannot change
+on upgrade. Only the gRPC port; the labelled ClusterIP Service keeps the metrics port for scraping.
+*/}}
+{{- define "agentic.headlessService" -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "agentic.headlessName" . }}
+  labels:
+    {{- include "agentic.labels" . | nindent 4 }}
+    agentic.dev/headless: "true"
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: false
+  selector:
+    {{- include "agentic.selectorLabels" . | nindent 4 }}
+  ports:
+    {{- range .ports }}
+    {{- if eq .name "grpc" }}
+    - name: grpc
+      port: {{ .port }}
+      targetPort: grpc
+      protocol: TCP
+      appProtocol: grpc
+    {{- end }}
+    {{- end }}
+{{- end -}}
+
 {{/* Probes: native gRPC for gRPC services, /health (liveness, startup) and /ready (readiness) for HTTP ones. Args: protocol, port. */}}
 {{- define "agentic.probes" -}}
 {{- if eq .protocol "grpc" }}

@@ -1,21 +1,46 @@
 """Calls to our gRPC peers. `Peer` is the one place a failed call becomes a domain error: a peer's
 `AgenticError` comes back with its exact status and body, an unreachable peer is a 503, a late one a 504
-(`error_from_rpc`). Every call carries the current trace."""
+(`error_from_rpc`). Every call carries the current trace.
+
+A peer's calls are spread over every address its name resolves to (`round_robin`): in Kubernetes the name is
+a headless Service (`dns:///<service>-headless.<namespace>.svc.<cluster domain>:<port>`) whose DNS answers with
+one address per ready pod. The servers close connections after a maximum age (`grpc_server.server_options`),
+which makes the client resolve the name again and connect to pods added since. A plain `host:port` works the
+same way (gRPC's default resolver is DNS), one address or many."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import grpc
 
 from agentic_runtime.grpc_errors import error_from_rpc
-from agentic_runtime.grpc_server import insecure_channel, is_serving
+from agentic_runtime.grpc_server import CHANNEL_OPTIONS, is_serving
 from agentic_runtime.tracing import carrier
 
 Request = TypeVar("Request")
 Reply = TypeVar("Reply")
 Message = TypeVar("Message")
+
+# One subchannel per resolved address, calls taken in turn; gRPC's default (`pick_first`) would send every
+# call of the process to the first address only.
+SERVICE_CONFIG: dict[str, object] = {"loadBalancingConfig": [{"round_robin": {}}]}
+CLIENT_OPTIONS = (
+    *CHANNEL_OPTIONS,
+    ("grpc.service_config", json.dumps(SERVICE_CONFIG)),
+    # A name's own service config (DNS TXT records) must not replace ours.
+    ("grpc.service_config_disable_resolution", 1),
+    # The floor between two resolutions of a name (default 30 s): a connection closed by a pod that went
+    # away, or aged out, resolves again within this.
+    ("grpc.dns_min_time_between_resolutions_ms", 5_000),
+)
+
+
+def peer_channel(target: str) -> grpc.aio.Channel:
+    """A channel that spreads calls over every address of `target` (`host:port`, `dns:///host:port`, `ipv4:a:p,b:p`)."""
+    return grpc.aio.insecure_channel(target, options=CLIENT_OPTIONS)
 
 
 class ReplyStream(Generic[Message]):
@@ -44,7 +69,7 @@ class Peer:
 
     def __init__(self, name: str, target: str, timeout: float) -> None:
         self.name = name
-        self.channel = insecure_channel(target)
+        self.channel = peer_channel(target)
         self.timeout = timeout
 
     async def call(self, method: Callable[..., Awaitable[Reply]], request: Request, *,

@@ -21,13 +21,35 @@ CHANNEL_OPTIONS = (
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_permit_without_calls", 1),
 )
+# Servers accept the clients' idle keepalive pings (every 30 s above) instead of answering them with
+# GOAWAY "too_many_pings" (the default floor is 5 minutes).
+SERVER_KEEPALIVE_OPTIONS = (("grpc.http2.min_ping_interval_without_data_ms", 20_000),)
+# A client keeps one connection per server for as long as it lives, so pods added later would get no calls
+# from it: a server closes each connection after about this age (gRPC adds ±10% jitter), the client
+# re-resolves the name and connects to every current pod. In-flight calls finish on the old connection.
+DEFAULT_MAX_CONNECTION_AGE_SECONDS = 300.0
+
+
+def server_options(max_connection_age_seconds: float = DEFAULT_MAX_CONNECTION_AGE_SECONDS,
+                   max_connection_age_grace_seconds: float = 0.0) -> tuple[tuple[str, int], ...]:
+    """The server's channel options. An age of 0 keeps connections forever; a grace of 0 lets the calls on
+    an aged connection run as long as they take (a streamed turn may take many minutes)."""
+    options = [*CHANNEL_OPTIONS, *SERVER_KEEPALIVE_OPTIONS]
+    if max_connection_age_seconds > 0:
+        options.append(("grpc.max_connection_age_ms", int(max_connection_age_seconds * 1000)))
+        if max_connection_age_grace_seconds > 0:
+            options.append(("grpc.max_connection_age_grace_ms", int(max_connection_age_grace_seconds * 1000)))
+    return tuple(options)
 
 
 class GrpcService:
     """Owns one server: register servicers, flip health, drain on stop."""
 
-    def __init__(self, full_service_names: Iterable[str]) -> None:
-        self.server = grpc.aio.server(interceptors=[ErrorInterceptor()], options=CHANNEL_OPTIONS)
+    def __init__(self, full_service_names: Iterable[str], *,
+                 max_connection_age_seconds: float = DEFAULT_MAX_CONNECTION_AGE_SECONDS,
+                 max_connection_age_grace_seconds: float = 0.0) -> None:
+        options = server_options(max_connection_age_seconds, max_connection_age_grace_seconds)
+        self.server = grpc.aio.server(interceptors=[ErrorInterceptor()], options=options)
         self.health = health.aio.HealthServicer()
         self.service_names = tuple(full_service_names)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -25,6 +25,15 @@ class ServiceSettings(BaseSettings):
         description="After SIGTERM, how long readiness fails while work is still accepted, so that load balancers "
                     "stop sending before the listener closes (Kubernetes: a few seconds).",
     )
+    grpc_max_connection_age_seconds: float = Field(
+        default=300.0, ge=0, validation_alias=fixed_env("AGENTIC_GRPC_MAX_CONNECTION_AGE_SECONDS"),
+        description="gRPC servers (executor, state, mcp-bridge): close each client connection after about this age, so that "
+                    "clients re-resolve the service name and spread their calls over pods added since; 0: never.",
+    )
+    grpc_max_connection_age_grace_seconds: float = Field(
+        default=0.0, ge=0, validation_alias=fixed_env("AGENTIC_GRPC_MAX_CONNECTION_AGE_GRACE_SECONDS"),
+        description="gRPC servers: how long calls on an aged connection may still run before it is cut; 0: as long as they take.",
+    )
 
 
 class UpstreamSettings(ServiceSettings):
