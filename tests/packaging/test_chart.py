@@ -346,7 +346,8 @@ KEDA_EVERYWHERE = {"toolRunner": {"autoscaling": {"mode": "keda"}}, "mcpBridge":
     [
         preset_values("production"),
         KEDA_EVERYWHERE,
-        {**KEDA_EVERYWHERE, "toolRunner": {"autoscaling": {"mode": "keda"}, "toolKinds": ["shell", "web_search", "my-tool_2"]}},
+        {**KEDA_EVERYWHERE, "toolRunner": {"autoscaling": {"mode": "keda"}, "toolKinds": ["shell", "web_search", "operator"],
+                                           "config": {"AGENTIC_TOOL_RUNNER_SHELL_ENABLED": True}}},
     ],
     ids=["production", "keda", "other-kinds"],
 )
@@ -360,6 +361,41 @@ def test_durable_consumer_names_are_the_tool_protocols(values: dict[str, Any]) -
         triggers = scaled[component]["spec"]["triggers"]
         assert [t["metadata"]["consumer"] for t in triggers] == [durable_name(kind) for kind in served], component
         assert all(t["metadata"]["stream"] == TOOLS_STREAM.name for t in triggers)
+
+
+@pytest.mark.parametrize("preset", ["default", "production"])
+def test_keda_triggers_exist_only_for_consumers_the_runners_create(preset: str) -> None:
+    """The runner creates a durable consumer per handler it builds; a trigger on any other reads the whole TOOLS
+    stream as lag (KEDA's JetStream scaler) and would hold the runners at maxReplicas."""
+    from agentic_tool_runner.handlers import build_handlers
+
+    values = {**preset_values(preset), **KEDA_EVERYWHERE}
+    documents = _render(values)
+    runner = of_kind(documents, "Deployment")[name_of("tool-runner")]
+    settings = load_settings(BY_COMPONENT["tool-runner"], literal_env(container(runner)))
+    created = {durable_name(handler.kind) for handler in build_handlers(settings)}  # type: ignore[arg-type]
+    triggers = of_kind(documents, "ScaledObject")[name_of("tool-runner")]["spec"]["triggers"]
+    assert {t["metadata"]["consumer"] for t in triggers} == created
+    assert durable_name("operator") not in created  # no operator tools installed: no consumer, no trigger
+
+
+def test_lag_threshold_is_per_replica_and_may_differ_per_kind() -> None:
+    values = {**KEDA_EVERYWHERE, "toolRunner": {"autoscaling": {"mode": "keda", "lagThreshold": 6, "lagThresholdByKind": {"code_interpreter": 2}}}}
+    (scaled,) = [s for s in _render(values) if s["kind"] == "ScaledObject" and component_of(s) == "tool-runner"]
+    thresholds = {t["metadata"]["consumer"]: t["metadata"]["lagThreshold"] for t in scaled["spec"]["triggers"]}
+    assert thresholds == {durable_name("code_interpreter"): "2", durable_name("web_search"): "6"}
+
+
+def test_a_release_of_only_the_runners_of_one_kind_scales_that_kind_alone() -> None:
+    """docs/deployment.md: a second release per kind gives that kind its own pods and ScaledObject."""
+    values = preset_values("production")
+    values.update({key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge")})
+    values.update({"ingress": {"enabled": False}, "dashboards": {"enabled": False}})
+    values["toolRunner"] = {"toolKinds": ["code_interpreter"], "autoscaling": {"mode": "keda", "maxReplicas": 100, "lagThreshold": 2}}
+    documents = _render(values)
+    assert {component_of(d) for d in documents if d["kind"] != "NetworkPolicy"} == {"tool-runner"}
+    (scaled,) = of_kind(documents, "ScaledObject").values()
+    assert [t["metadata"]["consumer"] for t in scaled["spec"]["triggers"]] == [durable_name("code_interpreter")]
 
 
 def test_keda_with_the_bundled_nats_reads_its_monitoring_endpoint() -> None:

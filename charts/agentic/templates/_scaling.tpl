@@ -61,7 +61,11 @@ The same rule as agentic_runtime.tool_protocol.durable_name; tests/packaging hol
 {{- end -}}
 {{- end -}}
 
-{{/* A KEDA ScaledObject on the lag of the durable consumers of stream TOOLS, one trigger per tool kind. Also: kinds. */}}
+{{/*
+A KEDA ScaledObject on the lag of the durable consumers of stream TOOLS, one trigger per tool kind. Also: kinds,
+exactly the kinds the pods serve (their consumers exist once one pod started; a trigger on a consumer that does
+not exist would read the whole stream as lag). `lagThreshold` is the lag per replica KEDA aims for.
+*/}}
 {{- define "agentic.scaledObject" -}}
 {{- $autoscaling := (index .root.Values .key).autoscaling -}}
 apiVersion: keda.sh/v1alpha1
@@ -85,7 +89,7 @@ spec:
         account: {{ $.root.Values.keda.account | quote }}
         stream: TOOLS
         consumer: {{ include "agentic.durableName" . | quote }}
-        lagThreshold: {{ $autoscaling.lagThreshold | quote }}
+        lagThreshold: {{ index ($autoscaling.lagThresholdByKind | default dict) . | default $autoscaling.lagThreshold | quote }}
     {{- end }}
 {{- end -}}
 
