@@ -662,3 +662,41 @@ def test_the_model_routing_table_reaches_gateway_and_executor() -> None:
         env = literal_env(deployment["spec"]["template"]["spec"]["containers"][0])
         assert json.loads(env["AGENTIC_MODELS"]) == table
         assert env["AGENTIC_UPSTREAM_API"] == "chat" and env["AGENTIC_UPSTREAM_URL"] == "http://vllm:8000/v1"
+
+
+# --- images: digests, a registry mirror, pull secrets -------------------------------------------------
+
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+def test_an_image_digest_is_what_runs() -> None:
+    documents = _render({"state": {"image": {"digest": DIGEST}}, "image": {"tag": "1.2.3"}})
+    state = of_kind(documents, "Deployment")[name_of("state")]
+    assert container(state)["image"] == f"ghcr.io/agentic/state:1.2.3@{DIGEST}"
+    (job,) = of_kind(documents, "Job").values()
+    assert container(job)["image"] == container(state)["image"]  # migrations run the same image
+    assert container(of_kind(documents, "Deployment")[name_of("executor")])["image"] == "ghcr.io/agentic/executor:1.2.3"
+
+
+@pytest.mark.parametrize(
+    ("values", "image"),
+    [
+        ({"global": {"imageRegistry": "mirror.example.com:5000"}}, "mirror.example.com:5000/agentic/gateway"),
+        ({"global": {"imageRegistry": "mirror.example.com"}, "image": {"repository": "agentic"}}, "mirror.example.com/agentic/gateway"),
+        ({"global": {"imageRegistry": "mirror.example.com/ghcr"}}, "mirror.example.com/ghcr/agentic/gateway"),
+        ({"global": {"imageRegistry": "mirror.example.com"}, "gateway": {"image": {"repository": "quay.io/me/gw"}}}, "mirror.example.com/me/gw"),
+    ],
+    ids=["host-and-port", "no-registry-in-repository", "registry-with-path", "per-service-repository"],
+)
+def test_global_image_registry_replaces_the_registry_of_every_image(values: dict[str, Any], image: str) -> None:
+    documents = _render(values)
+    gateway = of_kind(documents, "Deployment")[name_of("gateway")]
+    assert container(gateway)["image"].rsplit(":", 1)[0] == image
+
+
+def test_image_pull_secrets_are_names_or_references() -> None:
+    documents = _render({"imagePullSecrets": ["plain", {"name": "structured"}]})
+    for kind in ("Deployment", "Job"):
+        for workload in of_kind(documents, kind).values():
+            assert workload["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "plain"}, {"name": "structured"}]

@@ -5,12 +5,35 @@ Each service's template lists the objects it has; they share one argument dict:
   env (the service's own rendered EnvVar list).
 */}}
 
-{{/* Image of a service. Args: root, key, component. */}}
+{{/*
+Image of a service: `<repository>/<service>:<tag>`, `@<digest>` appended when the service's `image.digest` is set
+(the digest is what runs). `global.imageRegistry` replaces the registry host of the repository (a mirror).
+Args: root, key, component.
+*/}}
 {{- define "agentic.image" -}}
 {{- $override := (index .root.Values .key).image | default dict -}}
 {{- $repository := $override.repository | default (printf "%s/%s" .root.Values.image.repository .component) -}}
+{{- with (.root.Values.global | default dict).imageRegistry -}}
+{{- $parts := splitList "/" $repository -}}
+{{- $first := first $parts -}}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- $parts = rest $parts -}}
+{{- end -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (join "/" $parts) -}}
+{{- end -}}
 {{- $tag := $override.tag | default .root.Values.image.tag | default .root.Chart.AppVersion -}}
 {{- printf "%s:%s" $repository $tag -}}
+{{- with $override.digest -}}@{{ . }}{{- end -}}
+{{- end -}}
+
+{{/* imagePullSecrets entries: each a Secret name or a `{name: ...}` reference. Args: root. */}}
+{{- define "agentic.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ if kindIs "map" . }}{{ .name }}{{ else }}{{ . }}{{ end }}
+  {{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* A service's own ServiceAccount, without an API token (no service calls the Kubernetes API). A document starting with `---`, or nothing. */}}
@@ -71,11 +94,8 @@ spec:
       terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds }}
       securityContext:
         {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
-      {{- with $root.Values.imagePullSecrets }}
-      imagePullSecrets:
-        {{- range . }}
-        - name: {{ . }}
-        {{- end }}
+      {{- with include "agentic.imagePullSecrets" $root | trim }}
+      {{- . | nindent 6 }}
       {{- end }}
       {{- with include "agentic.scheduling" . | trim }}
       {{- . | nindent 6 }}
