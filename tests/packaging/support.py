@@ -128,9 +128,26 @@ def _chart():  # noqa: ANN202 - helm_python.Chart
     return helm_python.Chart.load(CHART)
 
 
-def render(values: dict[str, Any] | None = None) -> dict[str, str]:
-    """Template path -> rendered text, by the real Helm engine (no cluster)."""
-    return _chart().render(values=values or {}, name=RELEASE, namespace=NAMESPACE, is_install=True)
+# What every install must give (the chart has no default model server); values passed to `render` override it.
+REQUIRED_VALUES: dict[str, Any] = {"upstream": {"url": "http://vllm:8000/v1"}}
+
+
+def with_required(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` over REQUIRED_VALUES, merged key by key."""
+    merged = {key: dict(value) if isinstance(value, dict) else value for key, value in REQUIRED_VALUES.items()}
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def render(values: dict[str, Any] | None = None, *, as_given: bool = False) -> dict[str, str]:
+    """Template path -> rendered text, by the real Helm engine (no cluster); REQUIRED_VALUES fill in what
+    `values` leaves out unless `as_given`."""
+    values = values or {}
+    return _chart().render(values=values if as_given else with_required(values), name=RELEASE, namespace=NAMESPACE, is_install=True)
 
 
 @functools.cache

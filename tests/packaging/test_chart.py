@@ -29,6 +29,7 @@ from tests.packaging.support import (
     preset_values,
     render,
     rendered_preset,
+    with_required,
 )
 
 CUSTOM_RESOURCES = {"ScaledObject", "ServiceMonitor", "HTTPRoute"}
@@ -53,7 +54,7 @@ def container(deployment: dict[str, Any]) -> dict[str, Any]:
 def test_helm_lint_finds_nothing_but_the_unvendored_subcharts() -> None:
     import helm_python
 
-    report = helm_python.lint(CHART, values=preset_values("external-infra"), strict=True)
+    report = helm_python.lint(CHART, values=with_required(preset_values("external-infra")), strict=True)
     problems = [m["error"] for m in report["messages"] if m["severity"] >= 2]
     assert problems == ["chart directory is missing these dependencies: postgresql,nats"]
 
@@ -577,17 +578,33 @@ def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -
         assert family in families, f"the dashboard queries {metric}, which no service exports"
 
 
+GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings"]
+
+
 def test_ingress_routes_the_public_paths_to_gateway_and_llm_d() -> None:
-    documents = _render({"ingress": {"enabled": True, "hosts": ["agentic.example.com"]}, "llmD": {"enabled": True}})
+    documents = _render({"ingress": {"enabled": True, "hosts": ["agentic.example.com"]}, "llmD": {"enabled": True, "public": True}})
     (ingress,) = of_kind(documents, "Ingress").values()
     routes = {p["path"]: p["backend"]["service"]["name"] for p in ingress["spec"]["rules"][0]["http"]["paths"]}
-    assert routes == {
-        "/v1/responses": name_of("gateway"),
-        "/v1/conversations": name_of("gateway"),
-        "/v1/messages": name_of("gateway"),
-        "/v1/models": name_of("gateway"),
-        "/v1alpha/responses": name_of("llm-d"),
-    }
+    assert routes == {**{path: name_of("gateway") for path in GATEWAY_PATHS}, "/v1alpha/responses": name_of("llm-d")}
+
+
+def test_llm_d_is_cluster_internal_unless_made_public() -> None:
+    values = {"ingress": {"enabled": True, "hosts": ["a.example.com"]}, "httpRoute": {"enabled": True, "parentRefs": [{"name": "gw"}]},
+              "llmD": {"enabled": True}}
+    documents = _render(values)
+    (ingress,) = of_kind(documents, "Ingress").values()
+    assert {p["path"] for p in ingress["spec"]["rules"][0]["http"]["paths"]} == set(GATEWAY_PATHS)
+    (route,) = of_kind(documents, "HTTPRoute").values()
+    assert {b["name"] for rule in route["spec"]["rules"] for b in rule["backendRefs"]} == {name_of("gateway")}
+
+
+def test_public_paths_cover_every_route_the_gateway_serves() -> None:
+    from agentic_gateway.app import create_app
+    from agentic_gateway.settings import GatewaySettings
+
+    paths = {path for path in create_app(GatewaySettings()).openapi()["paths"] if path.startswith("/v1")}
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert paths and all(any(path.startswith(prefix) for prefix in values["gatewayPaths"]) for path in paths), paths
 
 
 def test_llm_d_preset_attaches_an_httproute_to_the_inference_gateway() -> None:
@@ -600,13 +617,7 @@ def test_llm_d_preset_attaches_an_httproute_to_the_inference_gateway() -> None:
             assert match["path"]["type"] == "PathPrefix"
             backends[match["path"]["value"]] = (backend["name"], backend["port"])
     gateway = (name_of("gateway"), BY_COMPONENT["gateway"].default("port"))
-    assert backends == {
-        "/v1/responses": gateway,
-        "/v1/conversations": gateway,
-        "/v1/messages": gateway,
-        "/v1/models": gateway,
-        "/v1alpha/responses": (name_of("llm-d"), BY_COMPONENT["llm-d"].default("port")),
-    }
+    assert backends == {**{path: gateway for path in GATEWAY_PATHS}, "/v1alpha/responses": (name_of("llm-d"), BY_COMPONENT["llm-d"].default("port"))}
 
 
 def test_notes_tell_how_to_reach_the_api() -> None:
@@ -700,3 +711,37 @@ def test_image_pull_secrets_are_names_or_references() -> None:
     for kind in ("Deployment", "Job"):
         for workload in of_kind(documents, kind).values():
             assert workload["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "plain"}, {"name": "structured"}]
+
+
+# --- GitOps: the same values render the same objects --------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_rendering_twice_gives_identical_output(preset: str) -> None:
+    """Argo CD and Flux diff renders: anything random would restart every pod and rotate keys on each sync."""
+    first, second = render(preset_values(preset)), render(preset_values(preset))
+    assert first == second
+
+
+def test_generated_llm_d_keys_are_kept_and_given_keys_need_no_keeping() -> None:
+    (generated,) = of_kind(_render({"llmD": {"enabled": True}}), "Secret").values()
+    assert generated["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    given = {"enabled": True, "signingKey": {"value": "s" * 40}, "apiToken": {"value": "t" * 40}}
+    (secret,) = of_kind(_render({"llmD": given}), "Secret").values()
+    assert "annotations" not in secret["metadata"]
+    assert render({"llmD": given}) == render({"llmD": given})
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_a_release_without_a_model_server_is_a_render_error(preset: str) -> None:
+    import helm_python
+
+    values = preset_values(preset)
+    values.setdefault("upstream", {})["url"] = ""
+    with pytest.raises(helm_python.HelmError, match="set upstream.url, the model server's OpenAI-compatible base URL"):
+        render(values, as_given=True)
+
+
+def test_only_the_model_servers_callers_need_a_model_server() -> None:
+    values = {key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge")}
+    assert render(values, as_given=True)

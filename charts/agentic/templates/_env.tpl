@@ -77,7 +77,7 @@ the pod's DNS search path completes in its own namespace. Args: root, key, compo
 {{/* The model servers: the default one and the routing table. Executor and gateway (pass-through). Args: root. */}}
 {{- define "agentic.upstreamEnv" -}}
 - name: AGENTIC_UPSTREAM_URL
-  value: {{ .Values.upstream.url | quote }}
+  value: {{ required "agentic: set upstream.url, the model server's OpenAI-compatible base URL ending in /v1 (e.g. --set upstream.url=http://vllm.inference.svc:8000/v1)" .Values.upstream.url | quote }}
 - name: AGENTIC_UPSTREAM_API
   value: {{ .Values.upstream.api | quote }}
 {{- with .Values.upstream.models }}
