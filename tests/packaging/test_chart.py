@@ -32,7 +32,7 @@ from tests.packaging.support import (
     with_required,
 )
 
-CUSTOM_RESOURCES = {"ScaledObject", "ServiceMonitor", "HTTPRoute"}
+CUSTOM_RESOURCES = {"ScaledObject", "ServiceMonitor", "HTTPRoute", "PrometheusRule"}
 
 
 def _render(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -70,7 +70,8 @@ def test_every_manifest_is_valid_for_kubernetes(preset: str, version: str) -> No
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_custom_resources_are_the_expected_kinds_and_versions(preset: str) -> None:
-    versions = {"ScaledObject": "keda.sh/v1alpha1", "ServiceMonitor": "monitoring.coreos.com/v1", "HTTPRoute": "gateway.networking.k8s.io/v1"}
+    versions = {"ScaledObject": "keda.sh/v1alpha1", "ServiceMonitor": "monitoring.coreos.com/v1", "HTTPRoute": "gateway.networking.k8s.io/v1",
+                "PrometheusRule": "monitoring.coreos.com/v1"}
     for document in rendered_preset(preset):
         if document["kind"] in CUSTOM_RESOURCES:
             assert document["apiVersion"] == versions[document["kind"]]
@@ -392,6 +393,7 @@ def test_a_release_of_only_the_runners_of_one_kind_scales_that_kind_alone() -> N
     values = preset_values("production")
     values.update({key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge")})
     values.update({"ingress": {"enabled": False}, "dashboards": {"enabled": False}})
+    values["metrics"]["prometheusRule"]["enabled"] = False
     values["toolRunner"] = {"toolKinds": ["code_interpreter"], "autoscaling": {"mode": "keda", "maxReplicas": 100, "lagThreshold": 2}}
     documents = _render(values)
     assert {component_of(d) for d in documents if d["kind"] != "NetworkPolicy"} == {"tool-runner"}
@@ -579,6 +581,28 @@ def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -
 
 
 GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings"]
+
+
+def test_prometheus_rule_alerts_on_errors_latency_tool_lag_and_persist_failures_from_real_metrics() -> None:
+    import agentic_executor.metrics  # noqa: F401 - registers the metrics
+    import agentic_gateway.metrics  # noqa: F401
+    import agentic_llm_d.metrics  # noqa: F401
+    import agentic_runtime.tool_consumer  # noqa: F401
+    import prometheus_client
+
+    (rule,) = of_kind(rendered_preset("production"), "PrometheusRule").values()
+    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    alerts = {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
+    assert set(alerts) == {"AgenticGatewayErrorRate", "AgenticTurnsFailing", "AgenticTurnLatencyHigh", "AgenticToolCallLag",
+                           "AgenticLlmDPersistFailures", "AgenticTargetDown"}
+    families = {family.name for family in prometheus_client.REGISTRY.collect()}
+    for name, alert in alerts.items():
+        assert alert["labels"]["severity"] in {"critical", "warning"}
+        assert alert["annotations"]["summary"] and alert["annotations"]["description"]
+        for metric in set(re.findall(r"\bagentic_[a-z_]+", alert["expr"])):
+            assert re.sub(r"_(total|bucket|count|sum)$", "", metric) in families, f"{name} queries {metric}, which no service exports"
+        assert f'namespace="{NAMESPACE}"' in alert["expr"]
+    assert not of_kind(rendered_preset("default"), "PrometheusRule")
 
 
 def test_ingress_routes_the_public_paths_to_gateway_and_llm_d() -> None:
