@@ -498,11 +498,11 @@ def test_every_service_has_a_network_policy_behind_a_default_deny(preset: str) -
             assert len(own) == 1, workload["metadata"]["name"]
 
 
-def test_state_and_the_migration_reach_only_dns_and_postgresql() -> None:
+def test_state_and_the_migration_reach_only_dns_postgresql_and_the_collector() -> None:
     policies = of_kind(rendered_preset("production"), "NetworkPolicy")
     for name in (name_of("state"), name_of("migrate")):
         ports = sorted(p["port"] for rule in policies[name]["spec"]["egress"] for p in rule["ports"])
-        assert ports == [53, 53, 5432]
+        assert ports == [53, 53, 4318, 5432]
 
 
 def test_tool_runners_accept_no_calls_but_metrics() -> None:
@@ -510,6 +510,59 @@ def test_tool_runners_accept_no_calls_but_metrics() -> None:
     (rule,) = policy["spec"]["ingress"]
     assert rule["ports"] == [{"port": BY_COMPONENT["tool-runner"].default("port"), "protocol": "TCP"}]
     assert rule["from"] == preset_values("production")["networkPolicy"]["metricsFrom"]
+
+
+def _admits(rules: list[dict[str, Any]], side: str, namespace: str, labels: dict[str, str], port: int) -> bool:
+    """Whether any rule lets a pod (labels) of `namespace` through on `port`; `side` is "from" or "to"."""
+    for rule in rules:
+        if not _port_allows(rule.get("ports"), port):
+            continue
+        peers = rule.get(side)
+        if peers is None:
+            return True
+        for peer in peers:
+            if "ipBlock" in peer:
+                continue
+            namespace_selector = peer.get("namespaceSelector")
+            if namespace_selector is None and namespace != NAMESPACE:
+                continue
+            if namespace_selector is not None and not _selects(namespace_selector, {"kubernetes.io/metadata.name": namespace}):
+                continue
+            if "podSelector" in peer and not _selects(peer["podSelector"], labels):
+                continue
+            return True
+    return False
+
+
+def test_prometheus_scrapes_every_service_where_callers_are_restricted() -> None:
+    """Production restricts who calls the gateway; /metrics on its API port stays open to the monitoring namespace."""
+    documents = rendered_preset("production")
+    policies = of_kind(documents, "NetworkPolicy")
+    for component in deployments("production"):
+        service = BY_COMPONENT[component]
+        port = service.ports.get("metrics", service.ports.get("http"))
+        ingress = policies[name_of(component)]["spec"]["ingress"]
+        assert _admits(ingress, "from", "monitoring", {"app": "prometheus"}, port), component
+        assert not _admits(ingress, "from", "elsewhere", {}, port), component
+
+
+def test_every_service_reaches_the_otlp_collector() -> None:
+    documents = rendered_preset("production")
+    policies = of_kind(documents, "NetworkPolicy")
+    for component in deployments("production"):
+        egress = policies[name_of(component)]["spec"]["egress"]
+        assert _admits(egress, "to", "observability", {"app": "otel-collector"}, 4318), component
+    migrate = policies[name_of("migrate")]["spec"]["egress"]
+    assert _admits(migrate, "to", "observability", {}, 4318)
+    assert not any(p["port"] == 4318 for rule in of_kind(rendered_preset("default"), "NetworkPolicy")[name_of("gateway")]["spec"]["egress"] for p in rule.get("ports", []))
+
+
+def test_default_tool_egress_excludes_cluster_private_and_link_local_ranges() -> None:
+    policy = of_kind(rendered_preset("default"), "NetworkPolicy")[name_of("tool-runner")]
+    blocks = [peer["ipBlock"] for rule in policy["spec"]["egress"] for peer in rule.get("to", []) if "ipBlock" in peer]
+    excluded = {cidr for block in blocks for cidr in block.get("except", [])}
+    assert {block["cidr"] for block in blocks} == {"0.0.0.0/0", "::/0"}
+    assert {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "fe80::/10", "fc00::/7"} <= excluded
 
 
 # --- migration Job ------------------------------------------------------------------------------------
