@@ -822,3 +822,43 @@ def test_a_release_without_a_model_server_is_a_render_error(preset: str) -> None
 def test_only_the_model_servers_callers_need_a_model_server() -> None:
     values = {key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge")}
     assert render(values, as_given=True)
+
+
+# --- sizing and pod settings --------------------------------------------------------------------------
+
+
+def _mebibytes(quantity: str) -> float:
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "Ti": 1024 * 1024}
+    number, unit = re.fullmatch(r"([0-9.]+)([KMGT]i)", quantity).groups()  # type: ignore[union-attr]
+    return float(number) * units[unit]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"AGENTIC_TOOL_RUNNER_SHELL_ENABLED": True}],
+    ids=["default", "with-shell"],
+)
+def test_tool_runner_memory_and_tmp_cover_its_concurrent_sandboxes(config: dict[str, Any]) -> None:
+    """Every sandboxed run may use its whole address-space limit and disk at once; the runner itself ~256 MiB."""
+    from agentic_tool_runner.handlers import concurrency_for, enabled_kinds
+
+    kinds = ["web_search", "code_interpreter", *(["shell"] if config else [])]
+    values = {"toolRunner": {"toolKinds": kinds, "config": config}}
+    if config:  # a second sandboxed kind needs more room, as the sizing table says
+        values["toolRunner"]["resources"] = {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "4352Mi"}}
+        values["toolRunner"]["tmpSizeLimit"] = "1Gi"
+    runner = of_kind(_render(values), "Deployment")[name_of("tool-runner")]
+    settings = load_settings(BY_COMPONENT["tool-runner"], literal_env(container(runner)))
+    sandboxed = [kind for kind in enabled_kinds(settings) if kind in ("code_interpreter", "shell")]  # type: ignore[arg-type]
+    runs = sum(concurrency_for(settings, kind) for kind in sandboxed)  # type: ignore[arg-type]
+    limit = _mebibytes(container(runner)["resources"]["limits"]["memory"])
+    assert limit >= runs * settings.sandbox_memory_mb + 256
+    (tmp,) = [v for v in runner["spec"]["template"]["spec"]["volumes"] if v["name"] == "tmp"]
+    assert _mebibytes(tmp["emptyDir"]["sizeLimit"]) >= runs * settings.sandbox_disk_mb
+
+
+def test_priority_and_runtime_classes_reach_the_pods() -> None:
+    documents = _render({"priorityClassName": "agentic", "toolRunner": {"runtimeClassName": "gvisor", "priorityClassName": "batch"}})
+    pods = {component_of(d): d["spec"]["template"]["spec"] for d in documents if d["kind"] == "Deployment"}
+    assert pods["tool-runner"]["runtimeClassName"] == "gvisor" and pods["tool-runner"]["priorityClassName"] == "batch"
+    assert pods["gateway"]["priorityClassName"] == "agentic" and "runtimeClassName" not in pods["gateway"]

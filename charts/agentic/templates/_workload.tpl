@@ -89,6 +89,12 @@ spec:
         {{- end }}
     spec:
       serviceAccountName: {{ if $root.Values.serviceAccount.create }}{{ $name }}{{ else }}default{{ end }}
+      {{- with $values.priorityClassName | default $root.Values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- with $values.runtimeClassName }}
+      runtimeClassName: {{ . }}
+      {{- end }}
       automountServiceAccountToken: false
       enableServiceLinks: false
       terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds }}
@@ -131,7 +137,7 @@ spec:
       volumes:
         - name: tmp
           emptyDir:
-            sizeLimit: {{ $root.Values.tmpSizeLimit }}
+            sizeLimit: {{ $values.tmpSizeLimit | default $root.Values.tmpSizeLimit }}
 {{- end -}}
 
 {{/* The Service in front of every port of the service, named like the container ports. */}}
