@@ -862,3 +862,25 @@ def test_priority_and_runtime_classes_reach_the_pods() -> None:
     pods = {component_of(d): d["spec"]["template"]["spec"] for d in documents if d["kind"] == "Deployment"}
     assert pods["tool-runner"]["runtimeClassName"] == "gvisor" and pods["tool-runner"]["priorityClassName"] == "batch"
     assert pods["gateway"]["priorityClassName"] == "agentic" and "runtimeClassName" not in pods["gateway"]
+
+
+# --- helm test ------------------------------------------------------------------------------------------
+
+
+def test_helm_test_checks_a_turn_through_the_gateway() -> None:
+    values = preset_values("production")
+    values["helmTest"] = {"model": "llama-3"}
+    documents = _render(values)
+    (pod,) = of_kind(documents, "Pod").values()
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    spec = pod["spec"]["containers"][0]
+    assert spec["image"] == container(of_kind(documents, "Deployment")[name_of("gateway")])["image"]
+    env = {e["name"]: e for e in spec["env"]}
+    assert env["GATEWAY"]["value"] == f"http://{name_of('gateway')}:8080" and env["MODEL"]["value"] == "llama-3"
+    assert env["AGENTIC_GATEWAY_API_KEYS"]["valueFrom"]["secretKeyRef"] == {"name": "agentic-secrets", "key": "gateway-api-keys"}
+    assert '"/v1/responses"' in spec["args"][0] and spec["securityContext"]["readOnlyRootFilesystem"] is True
+    # production restricts the gateway's callers to the ingress controller: the test Pod is let in
+    gateway_policy = of_kind(documents, "NetworkPolicy")[name_of("gateway")]
+    assert _admits(gateway_policy["spec"]["ingress"], "from", NAMESPACE, pod["metadata"]["labels"], 8080)
+    deny = of_kind(documents, "NetworkPolicy")["demo-agentic-default-deny"]
+    assert not _selects(deny["spec"]["podSelector"], pod["metadata"]["labels"])
