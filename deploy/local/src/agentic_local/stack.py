@@ -94,6 +94,7 @@ class LocalStack:
         self.metrics_urls: dict[str, str] = {}
         self.database_url = ""
         self.nats_url = ""
+        self.ports: dict[str, int] = {}  # the gRPC ports of state and the first executor, for added replicas
 
     @property
     def base_url(self) -> str:
@@ -148,18 +149,12 @@ class LocalStack:
         runner_port = free_port()
         metrics = {name: free_port() for name in ("state", "executor", "mcp-bridge")}
         signing_key, api_token = llm_d_secrets(self.data_dir)
-        upstream = {"AGENTIC_UPSTREAM_URL": self.config.upstream_url}
-        if self.config.upstream_api_key:
-            upstream["AGENTIC_UPSTREAM_API_KEY"] = self.config.upstream_api_key
         loopback = "127.0.0.1"
+        self.ports.update(state=state_port, executor=executor_port, mcp_bridge=bridge_port)
 
         state = self._spawn("state", "agentic_state", self._env(
             AGENTIC_STATE_HOST=loopback, AGENTIC_STATE_PORT=state_port, AGENTIC_STATE_METRICS_PORT=metrics["state"]))
-        executor = self._spawn("executor", "agentic_executor", self._env(
-            AGENTIC_EXECUTOR_HOST=loopback, AGENTIC_EXECUTOR_PORT=executor_port,
-            AGENTIC_EXECUTOR_METRICS_PORT=metrics["executor"], AGENTIC_EXECUTOR_STATE_ADDRESS=f"{loopback}:{state_port}",
-            AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"{loopback}:{bridge_port}",
-            **upstream))
+        executor = self._spawn("executor", "agentic_executor", self._executor_env(executor_port, metrics["executor"]))
         bridge = self._spawn("mcp-bridge", "agentic_mcp_bridge", self._env(
             AGENTIC_MCP_BRIDGE_HOST=loopback, AGENTIC_MCP_BRIDGE_PORT=bridge_port,
             AGENTIC_MCP_BRIDGE_METRICS_PORT=metrics["mcp-bridge"]))
@@ -170,10 +165,8 @@ class LocalStack:
             AGENTIC_LLM_D_HOST=loopback, AGENTIC_LLM_D_PORT=llm_d_port,
             AGENTIC_LLM_D_STATE_ADDRESS=f"{loopback}:{state_port}",
             AGENTIC_LLM_D_SIGNING_KEY=signing_key, AGENTIC_LLM_D_API_TOKEN=api_token))
-        gateway = self._spawn("gateway", "agentic_gateway", self._env(
-            AGENTIC_GATEWAY_HOST=os.environ.get("AGENTIC_GATEWAY_HOST", loopback), AGENTIC_PORT=gateway_port,
-            AGENTIC_GATEWAY_EXECUTOR_ADDRESS=f"{loopback}:{executor_port}",
-            AGENTIC_GATEWAY_STATE_ADDRESS=f"{loopback}:{state_port}", **upstream))
+        gateway = self._spawn("gateway", "agentic_gateway", self._gateway_env(
+            gateway_port, os.environ.get("AGENTIC_GATEWAY_HOST", loopback)))
 
         self.urls.update({
             "gateway": f"http://127.0.0.1:{gateway_port}",
@@ -192,6 +185,38 @@ class LocalStack:
         wait_until(lambda: _http_ready(self.urls["llm-d"] + "/ready"), timeout, "llm-d /ready", [llm_d, state])
         wait_until(lambda: _http_ready(self.urls["gateway"] + "/ready"), timeout, "gateway /ready",
                    [gateway, executor, state])
+
+    def _upstream_env(self) -> dict[str, str]:
+        upstream = {"AGENTIC_UPSTREAM_URL": self.config.upstream_url}
+        if self.config.upstream_api_key:
+            upstream["AGENTIC_UPSTREAM_API_KEY"] = self.config.upstream_api_key
+        return upstream
+
+    def _executor_env(self, port: int, metrics_port: int, **env: str) -> dict[str, str]:
+        return self._env(
+            AGENTIC_EXECUTOR_HOST="127.0.0.1", AGENTIC_EXECUTOR_PORT=port, AGENTIC_EXECUTOR_METRICS_PORT=metrics_port,
+            AGENTIC_EXECUTOR_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}",
+            AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"127.0.0.1:{self.ports['mcp_bridge']}", **self._upstream_env(), **env)
+
+    def _gateway_env(self, port: int, host: str = "127.0.0.1", **env: str) -> dict[str, str]:
+        return self._env(
+            AGENTIC_GATEWAY_HOST=host, AGENTIC_PORT=port, AGENTIC_GATEWAY_EXECUTOR_ADDRESS=f"127.0.0.1:{self.ports['executor']}",
+            AGENTIC_GATEWAY_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}", **self._upstream_env(), **env)
+
+    def add_gateway(self, timeout: float = 60.0, **env: str) -> str:
+        """One more gateway replica (the same executor and state); returns its base URL once ready."""
+        port = free_port()
+        child = self._spawn(f"gateway-{port}", "agentic_gateway", self._gateway_env(port, **env))
+        url = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _http_ready(url + "/ready"), timeout, f"gateway-{port} /ready", [child])
+        return url
+
+    def add_executor(self, timeout: float = 60.0, **env: str) -> ChildProcess:
+        """One more executor replica (gateways keep calling the first; it takes background turns too)."""
+        port = free_port()
+        child = self._spawn(f"executor-{port}", "agentic_executor", self._executor_env(port, free_port(), **env))
+        wait_until(lambda: _grpc_serving(port), timeout, f"executor-{port} health", [child])
+        return child
 
     def add_tool_runner(self, timeout: float = 60.0, **env: str) -> ChildProcess:
         """One more tool-runner replica (they share the durable consumers), started and ready."""

@@ -15,11 +15,18 @@ from agentic_runtime.tool_protocol import TOOLS_STREAM
 
 log = logging.getLogger(__name__)
 
+# Each background response's public events, `responses.<id>.events`, kept for resuming streams.
 RESPONSES_STREAM = StreamConfig(
     name="RESPONSES",
     subjects=["responses.*.events"],
     retention=RetentionPolicy.LIMITS,
     max_age=24 * 3600.0,
+)
+# Background turns waiting for an executor: each message is one turn, taken once (work queue).
+BACKGROUND_STREAM = StreamConfig(
+    name="BACKGROUND",
+    subjects=["background.turns"],
+    retention=RetentionPolicy.WORK_QUEUE,
 )
 
 
@@ -39,14 +46,20 @@ async def connect(url: str, name: str) -> Client:
     )
 
 
-async def ensure_streams(client: Client) -> None:
-    """Create (or update to our config) the JetStream streams. Safe to run from every replica."""
+async def ensure_streams(client: Client, responses_retention_seconds: float | None = None) -> None:
+    """Create (or update to our config) the JetStream streams. Safe to run from every replica. The RESPONSES
+    stream's retention is the executor's setting: only a caller that names it updates an existing stream."""
     jetstream = client.jetstream()
-    for config in (TOOLS_STREAM, RESPONSES_STREAM):
+    responses = RESPONSES_STREAM
+    if responses_retention_seconds is not None:
+        responses = StreamConfig(name=responses.name, subjects=responses.subjects, retention=responses.retention,
+                                 max_age=responses_retention_seconds)
+    for config, update in ((TOOLS_STREAM, True), (BACKGROUND_STREAM, True), (responses, responses_retention_seconds is not None)):
         try:
             await jetstream.add_stream(config)
         except BadRequestError:
-            await jetstream.update_stream(config)
+            if update:
+                await jetstream.update_stream(config)
 
 
 async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None, in_memory: bool = False) -> KeyValue:

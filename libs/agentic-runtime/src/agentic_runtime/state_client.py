@@ -66,3 +66,20 @@ class StateClient:
         """None when stored now; the stored response when an identical persist stored it before."""
         reply = await self.peer.call(self.stub.PersistSplitTurn, state_pb2.PersistSplitTurnRequest(turn=turn, digest=digest))
         return reply.response if reply.replayed else None
+
+    async def get_response(self, principal: common_pb2.Principal, response_id: str) -> bytes:
+        stored: state_pb2.StoredResponse = await self.peer.call(
+            self.stub.GetResponse, state_pb2.GetResponseRequest(principal=principal, response_id=response_id))
+        return stored.response
+
+    async def background(self, method: str, principal: common_pb2.Principal, response_id: str, status: str = "",
+                         response: bytes = b"") -> state_pb2.BackgroundState:
+        """One background transition: `CreateBackground`, `ClaimBackground`, `FinishBackground`, `CancelBackground`
+        or `GetBackground` (the last two ignore `status` and `response`)."""
+        if method in ("CancelBackground", "GetBackground"):
+            ref = state_pb2.BackgroundRef(principal=principal, response_id=response_id)
+            state: state_pb2.BackgroundState = await self.peer.call(getattr(self.stub, method), ref)
+            return state
+        update = state_pb2.BackgroundUpdate(principal=principal, response_id=response_id, status=status, response=response)
+        state = await self.peer.call(getattr(self.stub, method), update)
+        return state

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from agentic.v1 import executor_pb2, executor_pb2_grpc
@@ -13,6 +14,7 @@ from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
 from agentic_runtime.upstream_http import build_router
 
+from agentic_executor.background import BackgroundPolicy, BackgroundTurns, BackgroundWorker
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.rounds import ToolPolicy
@@ -27,7 +29,7 @@ log = logging.getLogger(__name__)
 async def serve(settings: ExecutorSettings) -> None:
     stop = lifecycle.shutdown_event()
     nats_client = await nats.connect(settings.nats_url, name="agentic-executor")
-    await nats.ensure_streams(nats_client)
+    await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
@@ -48,15 +50,22 @@ async def serve(settings: ExecutorSettings) -> None:
         upstream, build_router(settings), state, policy,
         dispatcher, OperatorToolCatalog(nats_client), mcp,
     )
+    background = BackgroundTurns(runner, state, nats_client, BackgroundPolicy(
+        concurrency=settings.background_concurrency, lease_seconds=settings.background_lease_seconds,
+        cancel_wait_seconds=settings.background_cancel_wait_seconds,
+    ))
+    worker = BackgroundWorker(background)
+    await worker.start()
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
-    service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner), server))
+    service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner, background), server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)
     await service.set_serving(True)
     log.info("executor listening on %s:%d, default model server %s", settings.host, port, settings.upstream_url)
     await stop.wait()
     log.info("draining")
-    await service.drain(settings.drain_seconds, settings.unready_seconds)
+    # Background turns drain alongside the calls: the drain bound covers both.
+    await asyncio.gather(service.drain(settings.drain_seconds, settings.unready_seconds), worker.stop(settings.drain_seconds))
     await dispatcher.close()
     await upstream.close()
     await state.close()

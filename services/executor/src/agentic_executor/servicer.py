@@ -12,11 +12,13 @@ from typing import Any, TypeAlias
 import grpc
 import orjson
 from agentic.v1 import executor_pb2, executor_pb2_grpc
+from agentic_core.errors import InvalidRequest
 from agentic_runtime.tracing import context_from, tracer
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
+from agentic_executor.background import BackgroundTurns
 from agentic_executor.messages import MessagesTurns
 from agentic_executor.turn import TurnRunner
 
@@ -31,9 +33,10 @@ def stream_event(event_type: str, sequence: int, data: bytes) -> executor_pb2.Ex
 
 
 class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
-    def __init__(self, runner: TurnRunner) -> None:
+    def __init__(self, runner: TurnRunner, background: BackgroundTurns | None = None) -> None:
         self.runner = runner
         self.messages = MessagesTurns(runner)
+        self.background = background
 
     async def Execute(self, request: executor_pb2.ExecuteRequest, context: _Context) -> AsyncIterator[executor_pb2.ExecuteEvent]:
         # Each call runs in its own task: the span stays current for the whole turn, without a detach.
@@ -51,10 +54,43 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
             return await self.messages.count_tokens(request)
         return await self.runner.count_input_tokens(request)
 
+    async def StreamResponse(self, request: executor_pb2.ResponseRef, context: _Context) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+        async for event in self._background().stream(request.principal, request.response_id, request.starting_after):
+            yield stream_event(*event)
+
+    async def CancelResponse(self, request: executor_pb2.ResponseRef, context: _Context) -> executor_pb2.ExecuteEvent:
+        return executor_pb2.ExecuteEvent(response=await self._background().cancel(request.principal, request.response_id))
+
+    def _background(self) -> BackgroundTurns:
+        if self.background is None:
+            raise InvalidRequest("Background responses are not available on this executor.", param="background",
+                                 code="unsupported_parameter")
+        return self.background
+
     async def _responses(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
-        """A Responses turn: one `response` (JSON), or its public events (SSE)."""
+        """A Responses turn: one `response` (JSON), or its public events (SSE); a background one is queued, and
+        streamed from its events."""
+        if not request.response_id and _wants_background(request.request_json):
+            response_id, queued = await self._background().submit(request)
+            if not request.stream:
+                yield executor_pb2.ExecuteEvent(response=orjson.dumps(queued))
+                return
+            async for event in self._background().stream(request.principal, response_id, -1):
+                yield stream_event(*event)
+            return
         if not request.stream:
             yield executor_pb2.ExecuteEvent(response=orjson.dumps(await self.runner.respond(request)))
             return
         async for event in self.runner.stream(request):
             yield stream_event(*event)
+
+
+def _wants_background(body: bytes) -> bool:
+    """A cheap look before the turn parses the body: only a body that mentions it can ask for background."""
+    if b'"background"' not in body:
+        return False
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False  # the turn refuses it with its own error
+    return isinstance(payload, dict) and payload.get("background") is True

@@ -37,3 +37,16 @@ class ExecutorSettings(UpstreamSettings):
     max_mcp_servers: int = Field(default=64, ge=1, description="MCP servers one request may declare (400 beyond).")
     max_mcp_tools: int = Field(default=128, ge=1, description="Tools discovered over a request's MCP servers (400 beyond).")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
+    background_concurrency: int = Field(default=16, ge=1, description="Background responses one executor runs at once; "
+                                        "the rest wait in the queue (JetStream `BACKGROUND`).")
+    background_lease_seconds: float = Field(
+        default=30.0, ge=3,
+        description="Lease of a running background response, renewed every third of it: a response whose executor "
+                    "died is marked failed (`executor_lost`) within about this long.",
+    )
+    background_cancel_wait_seconds: float = Field(
+        default=10.0, ge=0, description="How long a cancel waits for the running response to stop before answering.")
+    response_events_retention_seconds: float = Field(
+        default=86400.0, gt=0,
+        description="How long a background response's events are kept for resuming its stream (JetStream `RESPONSES`).",
+    )

@@ -44,13 +44,12 @@ def read_turn_request(
     if payload is None:
         payload = parse_json_object(request.request_json)
     parsed = validate_create_request(payload)
-    if parsed.background:
-        raise InvalidRequest("Background responses are not supported yet.", param="background", code="unsupported_parameter")
     return TurnContext(
         request=parsed,
         payload=payload,
         principal=request.principal,
-        response_id=new_response_id(),
+        # A background turn taken from the queue keeps the id its queued response was given.
+        response_id=request.response_id or new_response_id(),
         created_at=int(time.time()),
         input_items=normalize_input(parsed.input),
         route=router.route(parsed.model),

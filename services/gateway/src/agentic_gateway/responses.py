@@ -65,10 +65,45 @@ async def count_input_tokens(request: Request, principal: Principal) -> Response
 
 @router.get("/v1/responses/{response_id}")
 async def retrieve_response(request: Request, response_id: str, principal: Principal) -> Response:
+    """The response; with `stream=true`, a background response's events (after `starting_after`), then live ones."""
     peers = gateway_of(request).peers
+    if _query_flag(request.query_params.get("stream"), "stream"):
+        ref = executor_pb2.ResponseRef(principal=principal, response_id=response_id,
+                                       starting_after=_starting_after(request.query_params.get("starting_after")))
+        return await run_on_executor(request, ref, "stream_response")
     stored = await peers.state_peer.call(
         peers.state.GetResponse, state_pb2.GetResponseRequest(principal=principal, response_id=response_id))
     return json_response(stored.response)
+
+
+@router.post("/v1/responses/{response_id}/cancel")
+async def cancel_response(request: Request, response_id: str, principal: Principal) -> Response:
+    """Cancels a background response from any replica; idempotent; the response in its final state."""
+    peers = gateway_of(request).peers
+    reply = await peers.executor_peer.call(
+        peers.executor.CancelResponse, executor_pb2.ResponseRef(principal=principal, response_id=response_id))
+    return json_response(reply.response)
+
+
+def _query_flag(value: str | None, param: str) -> bool:
+    if value is None or value.lower() in ("false", "0", ""):
+        return False
+    if value.lower() in ("true", "1"):
+        return True
+    raise InvalidRequest(f"Invalid value for '{param}': expected true or false.", param=param, code="invalid_value")
+
+
+def _starting_after(value: str | None) -> int:
+    if value is None:
+        return -1
+    try:
+        number = int(value)
+    except ValueError:
+        number = -2
+    if number < 0:
+        raise InvalidRequest("Invalid value for 'starting_after': expected a sequence number (0 or more).",
+                             param="starting_after", code="invalid_value")
+    return number
 
 
 @router.delete("/v1/responses/{response_id}")

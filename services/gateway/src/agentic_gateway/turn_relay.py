@@ -38,12 +38,12 @@ def openai_stream_error(error: AgenticError) -> bytes:
 
 async def run_on_executor(
     request: Request,
-    execute_request: executor_pb2.ExecuteRequest,
+    execute_request: executor_pb2.ExecuteRequest | executor_pb2.ResponseRef,
     label: str,
     stream_error: StreamErrorFrame = openai_stream_error,
 ) -> Response:
     """Errors before the first event raise `AgenticError` (the app's handlers shape them); later ones end the
-    stream with `stream_error`'s frame."""
+    stream with `stream_error`'s frame. A `ResponseRef` relays a background response's stored events."""
     # The turn's trace starts here (or continues the caller's `traceparent`) and crosses to the executor.
     span = _tracer.start_span(f"POST {request.url.path}", context=context_from(request.headers), kind=SpanKind.SERVER)
     relaying = False
@@ -59,7 +59,7 @@ async def run_on_executor(
 
 async def _answer(
     request: Request,
-    execute_request: executor_pb2.ExecuteRequest,
+    execute_request: executor_pb2.ExecuteRequest | executor_pb2.ResponseRef,
     label: str,
     stream_error: StreamErrorFrame,
     span: Span,
@@ -67,7 +67,9 @@ async def _answer(
     gateway = gateway_of(request)
     started = time.perf_counter()
     # The peer maps a failure at any message to the executor's AgenticError (or a 503/504 of its own).
-    call: ExecuteStream = gateway.peers.executor_peer.stream(gateway.peers.executor.Execute, execute_request,
+    executor = gateway.peers.executor
+    method = executor.Execute if isinstance(execute_request, executor_pb2.ExecuteRequest) else executor.StreamResponse
+    call: ExecuteStream = gateway.peers.executor_peer.stream(method, execute_request,
                                                              timeout=gateway.settings.turn_timeout_seconds)
     first_message = asyncio.ensure_future(call.__anext__())
     hang_up = asyncio.ensure_future(_disconnected(request))
@@ -88,7 +90,9 @@ async def _answer(
         TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
         return json_response(first.response)
     TURN_SECONDS.labels(mode="stream").observe(time.perf_counter() - started)
-    headers = {**_SSE_HEADERS, "x-request-id": execute_request.request_id}
+    headers = dict(_SSE_HEADERS)
+    if isinstance(execute_request, executor_pb2.ExecuteRequest):
+        headers["x-request-id"] = execute_request.request_id
     return StreamingResponse(_relay(call, first, stream_error, span), media_type="text/event-stream",
                              headers=headers)
 

@@ -10,6 +10,7 @@ from agentic_runtime import lifecycle
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 
+from agentic_state.background import BackgroundStore
 from agentic_state.conversations import ConversationStore
 from agentic_state.migrations import migrate
 from agentic_state.servicer import StateServicer
@@ -43,7 +44,7 @@ async def serve(settings: StateSettings) -> None:
     pool = await create_pool(settings)
     store = StateStore(pool, settings.max_chain_depth)
     service = GrpcService([state_pb2.DESCRIPTOR.services_by_name["State"].full_name])
-    servicer = StateServicer(store, ConversationStore(pool))
+    servicer = StateServicer(store, ConversationStore(pool), BackgroundStore(pool))
     service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)

@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 import grpc
 from agentic.v1 import state_pb2, state_pb2_grpc
 
+from agentic_state.background import BackgroundRow, BackgroundStore
 from agentic_state.conversations import ConversationStore
 from agentic_state.records import ItemPage, TurnRecord
 from agentic_state.store import StateStore
@@ -31,14 +32,37 @@ def _page_size(limit: int) -> int:
     return min(limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
+def _background(row: BackgroundRow) -> state_pb2.BackgroundState:
+    return state_pb2.BackgroundState(status=row.status, previous_status=row.previous_status, response=row.body.encode(),
+                                     cancel_requested=row.cancel_requested)
+
+
 class StateServicer(state_pb2_grpc.StateServicer):
-    def __init__(self, store: StateStore, conversations: ConversationStore) -> None:
+    def __init__(self, store: StateStore, conversations: ConversationStore, background: BackgroundStore) -> None:
         self.store = store
         self.conversations = conversations
+        self.background = background
 
     async def GetResponse(self, request: state_pb2.GetResponseRequest, context: _Context) -> state_pb2.StoredResponse:
-        body = await self.store.get_response(request.principal.tenant, request.response_id)
+        body = await self.store.get_response(request.principal.tenant, request.response_id, self.background)
         return state_pb2.StoredResponse(response=body.encode())
+
+    async def CreateBackground(self, request: state_pb2.BackgroundUpdate, context: _Context) -> state_pb2.BackgroundState:
+        return _background(await self.background.create(request.principal.tenant, request.response_id, request.response.decode()))
+
+    async def ClaimBackground(self, request: state_pb2.BackgroundUpdate, context: _Context) -> state_pb2.BackgroundState:
+        return _background(await self.background.claim(request.principal.tenant, request.response_id))
+
+    async def FinishBackground(self, request: state_pb2.BackgroundUpdate, context: _Context) -> state_pb2.BackgroundState:
+        row = await self.background.finish(request.principal.tenant, request.response_id, request.status,
+                                           request.response.decode())
+        return _background(row)
+
+    async def CancelBackground(self, request: state_pb2.BackgroundRef, context: _Context) -> state_pb2.BackgroundState:
+        return _background(await self.background.cancel(request.principal.tenant, request.response_id))
+
+    async def GetBackground(self, request: state_pb2.BackgroundRef, context: _Context) -> state_pb2.BackgroundState:
+        return _background(await self.background.get(request.principal.tenant, request.response_id))
 
     async def DeleteResponse(self, request: state_pb2.DeleteResponseRequest, context: _Context) -> state_pb2.DeleteResponseReply:
         await self.store.delete_response(request.principal.tenant, request.response_id)

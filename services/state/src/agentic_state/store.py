@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncpg
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
+from agentic_state.background import BackgroundStore
 from agentic_state.conversations import Connection, raise_missing_or_locked
 from agentic_state.records import ItemPage, TurnRecord
 
@@ -93,23 +94,34 @@ class StateStore:
         self.pool = pool
         self.max_chain_depth = max_chain_depth
 
-    async def get_response(self, tenant: str, response_id: str) -> str:
+    async def get_response(self, tenant: str, response_id: str, background: BackgroundStore | None = None) -> str:
+        """The stored response; else, for a background response not stored (yet), its background row."""
         body: str | None = await self.pool.fetchval(
             "SELECT body FROM responses WHERE tenant = $1 AND id = $2 AND deleted_at IS NULL", tenant, response_id
         )
+        if body is None and background is not None:
+            try:
+                return (await background.get(tenant, response_id)).body
+            except NotFound:
+                pass
         if body is None:
             raise _response_not_found(response_id)
         return body
 
     async def delete_response(self, tenant: str, response_id: str) -> None:
-        # The row stays (without its body) so that later turns of the chain keep their history.
-        status = await self.pool.execute(
-            "UPDATE responses SET deleted_at = now(), body = NULL"
-            " WHERE tenant = $1 AND id = $2 AND deleted_at IS NULL",
+        # The row stays (without its body) so that later turns of the chain keep their history. A background
+        # response's row goes with it, so the response cannot reappear through it.
+        row = await self.pool.fetchrow(
+            "WITH stored AS ("
+            "  UPDATE responses SET deleted_at = now(), body = NULL"
+            "   WHERE tenant = $1 AND id = $2 AND deleted_at IS NULL RETURNING 1"
+            "), background AS (DELETE FROM background_responses WHERE tenant = $1 AND id = $2 RETURNING 1)"
+            " SELECT EXISTS (SELECT 1 FROM stored), EXISTS (SELECT 1 FROM background)",
             tenant,
             response_id,
         )
-        if status == "UPDATE 0":
+        assert row is not None  # the SELECT always returns its one row
+        if not row[0] and not row[1]:
             raise _response_not_found(response_id)
 
     async def rehydrate(self, tenant: str, previous_response_id: str) -> list[str]:

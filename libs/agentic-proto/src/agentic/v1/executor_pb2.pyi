@@ -6,6 +6,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ResponseRef(_message.Message):
+    __slots__ = ("principal", "response_id", "starting_after")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
+    STARTING_AFTER_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    response_id: str
+    starting_after: int
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., starting_after: _Optional[int] = ...) -> None: ...
+
 class TokenCount(_message.Message):
     __slots__ = ("input_tokens", "method")
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -15,18 +25,20 @@ class TokenCount(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., method: _Optional[str] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("request_json", "principal", "stream", "request_id", "api")
+    __slots__ = ("request_json", "principal", "stream", "request_id", "api", "response_id")
     REQUEST_JSON_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     STREAM_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     API_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     request_json: bytes
     principal: _common_pb2.Principal
     stream: bool
     request_id: str
     api: str
-    def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ..., api: _Optional[str] = ...) -> None: ...
+    response_id: str
+    def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ..., api: _Optional[str] = ..., response_id: _Optional[str] = ...) -> None: ...
 
 class ExecuteEvent(_message.Message):
     __slots__ = ("event", "response")

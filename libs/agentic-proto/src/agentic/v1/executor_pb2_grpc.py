@@ -46,6 +46,16 @@ class ExecutorStub:
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_executor__pb2.TokenCount.FromString,
                 _registered_method=True)
+        self.StreamResponse = channel.unary_stream(
+                '/agentic.v1.Executor/StreamResponse',
+                request_serializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                _registered_method=True)
+        self.CancelResponse = channel.unary_unary(
+                '/agentic.v1.Executor/CancelResponse',
+                request_serializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -66,6 +76,20 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StreamResponse(self, request, context):
+        """A background response's events after `starting_after`, then the live ones, up to its terminal event.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelResponse(self, request, context):
+        """Cancels a background response (idempotent); the reply is the response object in its final state.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -78,6 +102,16 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.CountInputTokens,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_executor__pb2.TokenCount.SerializeToString,
+            ),
+            'StreamResponse': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamResponse,
+                    request_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+            ),
+            'CancelResponse': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelResponse,
+                    request_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -136,6 +170,60 @@ class Executor:
             '/agentic.v1.Executor/CountInputTokens',
             agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
             agentic_dot_v1_dot_executor__pb2.TokenCount.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamResponse(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/agentic.v1.Executor/StreamResponse',
+            agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
+            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelResponse(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.Executor/CancelResponse',
+            agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
+            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,6 +7,38 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class BackgroundRef(_message.Message):
+    __slots__ = ("principal", "response_id")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    response_id: str
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ...) -> None: ...
+
+class BackgroundUpdate(_message.Message):
+    __slots__ = ("principal", "response_id", "status", "response")
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    principal: _common_pb2.Principal
+    response_id: str
+    status: str
+    response: bytes
+    def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., response_id: _Optional[str] = ..., status: _Optional[str] = ..., response: _Optional[bytes] = ...) -> None: ...
+
+class BackgroundState(_message.Message):
+    __slots__ = ("status", "previous_status", "response", "cancel_requested")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    status: str
+    previous_status: str
+    response: bytes
+    cancel_requested: bool
+    def __init__(self, status: _Optional[str] = ..., previous_status: _Optional[str] = ..., response: _Optional[bytes] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
+
 class GetResponseRequest(_message.Message):
     __slots__ = ("principal", "response_id")
     PRINCIPAL_FIELD_NUMBER: _ClassVar[int]

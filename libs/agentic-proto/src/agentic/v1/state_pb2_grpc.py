@@ -121,6 +121,31 @@ class StateStub:
                 request_serializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.FromString,
                 _registered_method=True)
+        self.CreateBackground = channel.unary_unary(
+                '/agentic.v1.State/CreateBackground',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+                _registered_method=True)
+        self.ClaimBackground = channel.unary_unary(
+                '/agentic.v1.State/ClaimBackground',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+                _registered_method=True)
+        self.FinishBackground = channel.unary_unary(
+                '/agentic.v1.State/FinishBackground',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+                _registered_method=True)
+        self.CancelBackground = channel.unary_unary(
+                '/agentic.v1.State/CancelBackground',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BackgroundRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+                _registered_method=True)
+        self.GetBackground = channel.unary_unary(
+                '/agentic.v1.State/GetBackground',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BackgroundRef.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+                _registered_method=True)
 
 
 class StateServicer:
@@ -238,6 +263,40 @@ class StateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateBackground(self, request, context):
+        """Background responses: the row a queued or running turn is seen through until it is stored.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClaimBackground(self, request, context):
+        """queued → in_progress (the caller runs it); in_progress → failed (its executor was lost).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FinishBackground(self, request, context):
+        """Sets the final status and response object unless the row already ended.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelBackground(self, request, context):
+        """queued → cancelled; in_progress → cancel requested; an ended response stays as it is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBackground(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -325,6 +384,31 @@ def add_StateServicer_to_server(servicer, server):
                     servicer.PersistSplitTurn,
                     request_deserializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.SerializeToString,
+            ),
+            'CreateBackground': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateBackground,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.BackgroundState.SerializeToString,
+            ),
+            'ClaimBackground': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimBackground,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.BackgroundState.SerializeToString,
+            ),
+            'FinishBackground': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishBackground,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundUpdate.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.BackgroundState.SerializeToString,
+            ),
+            'CancelBackground': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelBackground,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.BackgroundState.SerializeToString,
+            ),
+            'GetBackground': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBackground,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BackgroundRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.BackgroundState.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -788,6 +872,141 @@ class State:
             '/agentic.v1.State/PersistSplitTurn',
             agentic_dot_v1_dot_state__pb2.PersistSplitTurnRequest.SerializeToString,
             agentic_dot_v1_dot_state__pb2.PersistSplitTurnReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateBackground(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/CreateBackground',
+            agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimBackground(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/ClaimBackground',
+            agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FinishBackground(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/FinishBackground',
+            agentic_dot_v1_dot_state__pb2.BackgroundUpdate.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelBackground(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/CancelBackground',
+            agentic_dot_v1_dot_state__pb2.BackgroundRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBackground(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/GetBackground',
+            agentic_dot_v1_dot_state__pb2.BackgroundRef.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.BackgroundState.FromString,
             options,
             channel_credentials,
             insecure,

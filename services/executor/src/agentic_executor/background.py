@@ -1,0 +1,270 @@
+"""Background responses: turns that outlive the client, run by whichever executor takes them from the queue.
+
+`submit` stores the queued response (state) and queues the turn (JetStream work
+queue `BACKGROUND`). Every executor runs a `BackgroundWorker` taking at most its
+concurrency of turns at once. A taken turn's queue message is its lease: the
+worker heartbeats it while the turn runs; when an executor dies, JetStream
+hands the message to another worker after the lease (the ack wait), which finds
+the response still `in_progress` and fails it (`executor_lost`). The events go
+to `responses.<id>.events` (`ResponseEvents`), whoever reads them; a cancel
+reaches the running worker over core NATS and is recorded in state first, so a
+worker that starts later sees it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import orjson
+from agentic.v1 import common_pb2, executor_pb2
+from agentic_core.errors import AgenticError, InvalidRequest
+from agentic_core.responses.round_outcome import TurnEnding
+from agentic_core.responses.turn_so_far import TurnSoFar
+from agentic_runtime.nats import BACKGROUND_STREAM
+from agentic_runtime.state_client import StateClient
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from agentic_executor.response_events import TERMINAL_EVENTS, PublicEvent, ResponseEvents, cancel_subject
+from agentic_executor.turn import TurnRunner
+from agentic_executor.turn_context import read_turn_request
+from agentic_executor.turn_record import response_object
+
+log = logging.getLogger(__name__)
+
+JOBS_SUBJECT = BACKGROUND_STREAM.subjects[0] if BACKGROUND_STREAM.subjects else "background.turns"
+WORKERS_DURABLE = "executor-background"
+ENDED = frozenset({"completed", "incomplete", "failed", "cancelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundPolicy:
+    concurrency: int = 16          # turns one executor runs at once
+    lease_seconds: float = 30.0    # a lost executor's turn fails after about this long
+    cancel_wait_seconds: float = 10.0
+
+
+class BackgroundTurns:
+    """What the Execute, StreamResponse and CancelResponse calls need; the worker runs the turns."""
+
+    def __init__(self, runner: TurnRunner, state: StateClient, client: Client, policy: BackgroundPolicy) -> None:
+        self.runner = runner
+        self.state = state
+        self.client = client
+        self.events = ResponseEvents(client)
+        self.policy = policy
+
+    async def submit(self, request: executor_pb2.ExecuteRequest) -> tuple[str, dict[str, object]]:
+        """Validates the request, stores the queued response and queues the turn; returns the id and the object."""
+        context = read_turn_request(request, None, self.runner.router)
+        if not context.request.store:
+            raise InvalidRequest("Background responses must be stored: `background: true` needs `store: true`.",
+                                 param="background", code="invalid_value")
+        queued = response_object(context, TurnSoFar(), TurnEnding("queued"))
+        await self.state.background("CreateBackground", context.principal, context.response_id,
+                                    response=orjson.dumps(queued))
+        job = executor_pb2.ExecuteRequest()
+        job.CopyFrom(request)
+        job.response_id, job.stream = context.response_id, True
+        await self.client.jetstream().publish(JOBS_SUBJECT, job.SerializeToString(),
+                                              headers={"Nats-Msg-Id": context.response_id})
+        return context.response_id, queued
+
+    async def stream(self, principal: common_pb2.Principal, response_id: str, starting_after: int) -> AsyncIterator[PublicEvent]:
+        """Another tenant's id, or an id that is not a background response, is refused before any event."""
+        row = await self._row(principal, response_id, "streamed")
+        async for event in self.events.read(response_id, starting_after, ended=row.status in ENDED):
+            yield event
+
+    async def cancel(self, principal: common_pb2.Principal, response_id: str) -> bytes:
+        """The response in its final state (or as it is after `cancel_wait_seconds`)."""
+        await self._row(principal, response_id, "cancelled")
+        row = await self.state.background("CancelBackground", principal, response_id)
+        if row.previous_status == "queued":  # cancelled before any executor took it: end its stream here
+            await self._publish_terminal(response_id, "response.cancelled", row.response)
+            return bytes(row.response)
+        if row.status in ENDED:
+            return bytes(row.response)
+        await self.client.publish(cancel_subject(response_id), b"")
+        deadline = time.monotonic() + self.policy.cancel_wait_seconds
+        while row.status not in ENDED and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            row = await self.state.background("GetBackground", principal, response_id)
+        return bytes(row.response)
+
+    async def _row(self, principal: common_pb2.Principal, response_id: str, verb: str):  # type: ignore[no-untyped-def]
+        try:
+            return await self.state.background("GetBackground", principal, response_id)
+        except AgenticError as error:
+            if error.http_status != 404:
+                raise
+            await self.state.get_response(principal, response_id)  # 404 when it is not there at all
+            raise InvalidRequest(f"Only background responses can be {verb}.", param="response_id",
+                                 code="not_background") from None
+
+    async def _publish_terminal(self, response_id: str, event_type: str, response: bytes) -> None:
+        sequence = await self.events.next_sequence(response_id)
+        data = b'{"type":"' + event_type.encode() + b'","response":' + response + b',"sequence_number":' \
+            + str(sequence).encode() + b"}"
+        await self.events.publish(response_id, (event_type, sequence, data))
+
+    # -- running a turn taken from the queue ----------------------------------------------------------
+
+    async def run(self, message: Msg) -> None:
+        """One queued turn, start to end; the message is acknowledged once the response has ended."""
+        request = executor_pb2.ExecuteRequest.FromString(message.data)
+        principal, response_id = request.principal, request.response_id
+        cancelled = asyncio.Event()
+
+        async def on_cancel(_: Msg) -> None:
+            cancelled.set()
+
+        subscription = await self.client.subscribe(cancel_subject(response_id), cb=on_cancel)
+        heartbeat = asyncio.create_task(self._heartbeat(message))
+        try:
+            try:
+                row = await self.state.background("ClaimBackground", principal, response_id)
+            except AgenticError as error:  # 404: another deployment's turn on a shared NATS, or a deleted response
+                if error.http_status != 404:
+                    raise
+                await message.nak(delay=1.0)
+                return
+            if row.previous_status == "in_progress":  # its executor was lost: the claim failed it
+                log.warning("background response %s lost its executor; marked failed", response_id)
+                await self._publish_terminal(response_id, "response.failed", row.response)
+            elif row.status == "in_progress" and not row.cancel_requested:
+                await self._run_turn(request, row.response, cancelled)
+            elif row.status == "in_progress":
+                await self._finish(principal, response_id, "cancelled", _with_status(row.response, "cancelled"))
+        finally:
+            heartbeat.cancel()
+            await subscription.unsubscribe()
+        await message.ack()
+
+    async def _run_turn(self, request: executor_pb2.ExecuteRequest, running: bytes, cancelled: asyncio.Event) -> None:
+        principal, response_id = request.principal, request.response_id
+        turn = asyncio.create_task(self._publish_turn(request))
+        waiter = asyncio.create_task(cancelled.wait())
+        try:
+            await asyncio.wait({turn, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the executor is stopping: this turn ends here, failed
+            turn.cancel()
+            await asyncio.gather(turn, return_exceptions=True)
+            failed = _failed(running, "executor_stopped", "The executor stopped before this response finished.")
+            await asyncio.shield(self._finish(principal, response_id, "failed", failed))
+            raise
+        finally:
+            waiter.cancel()
+        if not turn.done():  # cancelled by the client
+            turn.cancel()
+            await asyncio.gather(turn, return_exceptions=True)
+            await self._finish(principal, response_id, "cancelled", _with_status(running, "cancelled"))
+            return
+        try:
+            status, response = turn.result()
+        except AgenticError as error:  # refused before its first event (the model server said no, ...)
+            status, response = "failed", _failed(running, error.code or "server_error", error.message)
+            await self._finish(principal, response_id, status, response)
+            return
+        await self.state.background("FinishBackground", principal, response_id, status=status, response=response)
+
+    async def _publish_turn(self, request: executor_pb2.ExecuteRequest) -> tuple[str, bytes]:
+        """Runs the turn, publishing each event; returns its final status and response object."""
+        terminal: PublicEvent | None = None
+        async for event in self.runner.stream(request):
+            await self.events.publish(request.response_id, event)
+            terminal = event
+        assert terminal is not None and terminal[0] in TERMINAL_EVENTS, "a streamed turn ends with its terminal event"
+        response = orjson.loads(terminal[2])["response"]
+        return response["status"], orjson.dumps(response)
+
+    async def _finish(self, principal: common_pb2.Principal, response_id: str, status: str, response: bytes) -> None:
+        """Ends a response that no stored turn ended: its row, then its stream's terminal event."""
+        row = await self.state.background("FinishBackground", principal, response_id, status=status, response=response)
+        await self._publish_terminal(response_id, f"response.{row.status}", row.response)
+
+    async def _heartbeat(self, message: Msg) -> None:
+        while True:
+            await asyncio.sleep(self.policy.lease_seconds / 3)
+            with contextlib.suppress(Exception):  # a missed beat only shortens the lease
+                await message.in_progress()
+
+
+class BackgroundWorker:
+    """Takes queued turns from JetStream, at most `concurrency` at once, and runs them."""
+
+    def __init__(self, turns: BackgroundTurns) -> None:
+        self.turns = turns
+        self.active: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        policy = self.turns.policy
+        config = ConsumerConfig(durable_name=WORKERS_DURABLE, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
+                                ack_wait=policy.lease_seconds, max_ack_pending=-1, max_deliver=20)
+        jetstream = self.turns.client.jetstream()
+        subscription = await jetstream.pull_subscribe(JOBS_SUBJECT, durable=WORKERS_DURABLE, stream=BACKGROUND_STREAM.name,
+                                                      config=config)
+        self._subscription = subscription
+        self._loop = asyncio.create_task(self._take(subscription))
+
+    async def _take(self, subscription) -> None:  # type: ignore[no-untyped-def]
+        slots = asyncio.Semaphore(self.turns.policy.concurrency)
+        while True:
+            await slots.acquire()
+            try:
+                messages = await subscription.fetch(1, timeout=1.0)
+            except TimeoutError:
+                slots.release()
+                continue
+            except Exception as error:  # NATS reconnecting: try again shortly
+                slots.release()
+                log.warning("taking background turns failed: %s", type(error).__name__)
+                await asyncio.sleep(1.0)
+                continue
+            task = asyncio.create_task(self._run(messages[0]))
+            self.active.add(task)
+            task.add_done_callback(self._ended(slots))
+
+    def _ended(self, slots: asyncio.Semaphore):  # type: ignore[no-untyped-def]
+        def ended(task: asyncio.Task[None]) -> None:
+            self.active.discard(task)
+            slots.release()
+
+        return ended
+
+    async def _run(self, message: Msg) -> None:
+        try:
+            await self.turns.run(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # left unacknowledged: the lease runs out and another worker settles it
+            log.exception("a background turn failed unexpectedly")
+
+    async def stop(self, drain_seconds: float) -> None:
+        """Stop taking turns, give running ones `drain_seconds`, then end the rest as failed."""
+        if self._loop is not None:
+            self._loop.cancel()
+            await asyncio.gather(self._loop, return_exceptions=True)
+            with contextlib.suppress(Exception):  # already gone with the connection
+                await self._subscription.unsubscribe()
+        if self.active:
+            await asyncio.wait(self.active, timeout=drain_seconds)
+        for task in self.active:
+            task.cancel()
+        if self.active:
+            await asyncio.wait(self.active, timeout=5.0)
+
+
+def _with_status(response: bytes, status: str) -> bytes:
+    return orjson.dumps({**orjson.loads(response), "status": status})
+
+
+def _failed(response: bytes, code: str, message: str) -> bytes:
+    return orjson.dumps({**orjson.loads(response), "status": "failed", "error": {"code": code, "message": message}})

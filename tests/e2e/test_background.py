@@ -1,0 +1,131 @@
+"""Background responses through the whole stack: queued turns that outlive the client, streams resumed from
+any gateway, cancel from anywhere, tenancy."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import openai
+import pytest
+from agentic_local.processes import wait_until
+from openai import OpenAI
+
+from tests.support.fake_upstream import Delay, FunctionCall, Text
+
+MODEL = "smollm2"
+ECHO = {"type": "operator", "name": "echo"}
+
+
+def _wait_for_status(client: OpenAI, response_id: str, statuses: set[str], seconds: float = 20.0):
+    deadline = time.monotonic() + seconds
+    while True:
+        response = client.responses.retrieve(response_id)
+        if response.status in statuses or time.monotonic() > deadline:
+            return response
+        time.sleep(0.05)
+
+
+def _sse(url: str, headers: dict[str, str], params: dict[str, str] | None = None, limit: int | None = None) -> list[dict]:
+    """The events of a stream (the first `limit` of them, then the connection is dropped)."""
+    events: list[dict] = []
+    with httpx.stream("GET", url, headers=headers, params=params, timeout=30) as reply:
+        assert reply.status_code == 200, reply.read()
+        for line in reply.iter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                events.append(json.loads(line[6:]))
+                if limit is not None and len(events) >= limit:
+                    break
+    return events
+
+
+def test_a_background_turn_is_queued_then_completes_and_is_stored(client: OpenAI, upstream) -> None:
+    upstream.script(Delay(0.5, Text("done in the background")))
+    queued = client.responses.create(model=MODEL, input="take your time", background=True)
+    assert queued.status == "queued" and queued.background is True and queued.output == []
+    assert client.responses.retrieve(queued.id).status in ("queued", "in_progress")
+    final = _wait_for_status(client, queued.id, {"completed", "failed"})
+    assert final.status == "completed" and final.output_text == "done in the background"
+    # It is an ordinary stored response now: its input items are listed and a chain continues from it.
+    assert [item.type for item in client.responses.input_items.list(queued.id).data] == ["message"]
+    upstream.script(Text("continued"))
+    follow = client.responses.create(model=MODEL, input="and then?", previous_response_id=queued.id)
+    assert follow.output_text == "continued"
+    assert any(item.get("content") == [{"type": "output_text", "text": "done in the background", "annotations": [],
+                                        "logprobs": []}] for item in upstream.requests[-1]["input"] if item.get("role") == "assistant")
+
+
+def test_background_needs_store(client: OpenAI, upstream) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.responses.create(model=MODEL, input="x", background=True, store=False)
+    assert raised.value.body["param"] == "background"
+    assert upstream.requests == []
+
+
+def test_a_streamed_background_turn_resumes_on_another_gateway_after_a_disconnect(
+    stack, client: OpenAI, upstream, auth_headers, gateway_url
+) -> None:
+    upstream.script(FunctionCall("echo", '{"text": "one"}'), Delay(1.0, Text("A fairly long answer, word by word, to resume.")))
+    body = {"model": MODEL, "input": "stream it", "background": True, "stream": True, "tools": [ECHO]}
+    first_part: list[dict] = []
+    with httpx.stream("POST", f"{gateway_url}/v1/responses", json=body, headers=auth_headers, timeout=30) as reply:
+        assert reply.status_code == 200
+        for line in reply.iter_lines():
+            if line.startswith("data: "):
+                first_part.append(json.loads(line[6:]))
+                if len(first_part) == 6:
+                    break  # the client goes away mid-stream
+    response_id = first_part[0]["response"]["id"]
+    assert first_part[0]["type"] == "response.created"
+    # The turn goes on without the client; a second gateway process resumes the stream after event 5.
+    other_gateway = stack.add_gateway()
+    rest = _sse(f"{other_gateway}/v1/responses/{response_id}", auth_headers, {"stream": "true", "starting_after": "5"})
+    assert [event["sequence_number"] for event in rest] == list(range(6, 6 + len(rest)))
+    assert rest[-1]["type"] == "response.completed"
+    assert rest[-1]["response"]["output"][-1]["content"][0]["text"] == "A fairly long answer, word by word, to resume."
+    # From the start, the same events again: the first part, then the rest, each once.
+    whole = _sse(f"{gateway_url}/v1/responses/{response_id}", auth_headers, {"stream": "true"})
+    assert whole == first_part + rest
+    assert client.responses.retrieve(response_id).status == "completed"
+
+
+def test_cancel_stops_a_running_turn_and_is_idempotent(stack, client: OpenAI, upstream, auth_headers) -> None:
+    upstream.script(Delay(2.5, Text("never shown")))
+    queued = client.responses.create(model=MODEL, input="slow", background=True)
+    wait_until(lambda: len(upstream.requests) >= 1, 20, "the model call")
+    other_gateway = stack.add_gateway()
+    cancelled = httpx.post(f"{other_gateway}/v1/responses/{queued.id}/cancel", headers=auth_headers, timeout=30)
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["status"] == "cancelled" and cancelled.json()["id"] == queued.id
+    again = client.responses.cancel(queued.id)
+    assert again.status == "cancelled"
+    time.sleep(3.0)  # the model's answer would have arrived by now: nothing stores it
+    final = client.responses.retrieve(queued.id)
+    assert final.status == "cancelled" and final.output == []
+    events = _sse(f"{stack.urls['gateway']}/v1/responses/{queued.id}", auth_headers, {"stream": "true"})
+    assert events[-1]["type"] == "response.cancelled"
+
+
+def test_only_background_responses_are_cancelled_or_streamed(client: OpenAI, upstream, auth_headers, gateway_url) -> None:
+    upstream.script(Text("foreground"))
+    response = client.responses.create(model=MODEL, input="now")
+    with pytest.raises(openai.BadRequestError):
+        client.responses.cancel(response.id)
+    streamed = httpx.get(f"{gateway_url}/v1/responses/{response.id}", params={"stream": "true"}, headers=auth_headers)
+    assert streamed.status_code == 400 and streamed.json()["error"]["code"] == "not_background"
+    bad = httpx.get(f"{gateway_url}/v1/responses/{response.id}", params={"stream": "true", "starting_after": "x"},
+                    headers=auth_headers)
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "starting_after"
+
+
+def test_another_tenants_background_response_is_not_found(client: OpenAI, other_tenant: OpenAI, upstream, gateway_url) -> None:
+    upstream.script(Delay(1.0, Text("mine")))
+    queued = client.responses.create(model=MODEL, input="private", background=True)
+    for attempt in (lambda: other_tenant.responses.retrieve(queued.id), lambda: other_tenant.responses.cancel(queued.id)):
+        with pytest.raises(openai.NotFoundError):
+            attempt()
+    stream = httpx.get(f"{gateway_url}/v1/responses/{queued.id}", params={"stream": "true"},
+                       headers={"authorization": f"Bearer {other_tenant.api_key}"})
+    assert stream.status_code == 404
+    assert _wait_for_status(client, queued.id, {"completed"}).output_text == "mine"
