@@ -56,7 +56,8 @@ async def serve(settings: ExecutorSettings) -> None:
     ))
     worker = BackgroundWorker(background)
     await worker.start()
-    service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name])
+    service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+                          max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner, background), server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)

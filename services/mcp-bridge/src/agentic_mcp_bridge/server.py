@@ -37,7 +37,8 @@ async def serve(settings: McpBridgeSettings) -> None:
     nats_client = await nats.connect(settings.nats_url, name="agentic-mcp-bridge")
     await nats.ensure_streams(nats_client)
     consumer = build_consumer(nats_client, bridge, settings)
-    service = GrpcService([SERVICE_NAME])
+    service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+                          max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     service.add(McpBridgeServicer(bridge).register)
     port = await service.start(settings.host, settings.port)
     await consumer.start()

@@ -43,7 +43,8 @@ async def serve(settings: StateSettings) -> None:
     stop = lifecycle.shutdown_event()
     pool = await create_pool(settings)
     store = StateStore(pool, settings.max_chain_depth)
-    service = GrpcService([state_pb2.DESCRIPTOR.services_by_name["State"].full_name])
+    service = GrpcService([state_pb2.DESCRIPTOR.services_by_name["State"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+                          max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = StateServicer(store, ConversationStore(pool), BackgroundStore(pool))
     service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
