@@ -12,7 +12,7 @@ PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: install run codex claude test test-unit test-e2e test-vllm bench proto clean docs
+.PHONY: install run codex claude test test-unit test-e2e test-faults test-vllm bench soak proto clean docs
 
 install: $(STAMP)
 
@@ -38,6 +38,11 @@ test: install
 test-unit: install
 	$(PY) -m pytest libs services $(PYTEST_ARGS)
 
+# The fault suite alone (also part of make test): the stack as processes with its own PostgreSQL and NATS, faults
+# injected (kills, pauses, restarts, a failing model server), docs/reliability.md.
+test-faults: install
+	$(PY) -m pytest tests/faults $(PYTEST_ARGS)
+
 test-vllm: install
 	$(PY) -m pytest tests/vllm -m vllm $(PYTEST_ARGS)
 
@@ -46,6 +51,11 @@ test-e2e: install
 
 bench: install
 	$(PY) -m bench.run
+
+# Ten minutes of mixed traffic on a stack of its own (SOAK_SECONDS to change): throughput, latency, errors, and each
+# service's memory and open files at start and end (docs/reliability.md).
+soak: install
+	$(PY) -m bench.soak $(ARGS)
 
 proto: install
 	$(PY) -m grpc_tools.protoc -I protos --python_out=$(PROTO_OUT) --pyi_out=$(PROTO_OUT) \

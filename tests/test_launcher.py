@@ -63,8 +63,8 @@ def test_run_prints_every_url_keeps_data_and_leaves_nothing_behind(tmp_path: Pat
     try:
         assert set(SERVICES) <= set(urls)
         assert urls["gateway"] == f"http://127.0.0.1:{port}"
-        client = OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused-without-keys", max_retries=0)
-        created = client.responses.create(model="smollm2", input="survive a restart")
+        with OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused-without-keys", max_retries=0) as client:
+            created = client.responses.create(model="smollm2", input="survive a restart")
     finally:
         leftovers = _stop(launcher)
     assert leftovers == [], f"processes left running: {leftovers}"
@@ -72,8 +72,8 @@ def test_run_prints_every_url_keeps_data_and_leaves_nothing_behind(tmp_path: Pat
 
     launcher, urls = _start(tmp_path / "data", fake_upstream.base_url, port, llm_d_port)
     try:
-        client = OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused-without-keys", max_retries=0)
-        assert client.responses.retrieve(created.id).output_text == created.output_text
+        with OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused-without-keys", max_retries=0) as client:
+            assert client.responses.retrieve(created.id).output_text == created.output_text
     finally:
         assert _stop(launcher) == []
 
@@ -93,3 +93,30 @@ def test_a_port_in_use_fails_clearly_and_starts_nothing(tmp_path: Path, fake_ups
     assert f"port {port}" in result.stderr
     assert not any("agentic_" in " ".join(p.info["cmdline"] or []) and str(tmp_path) in " ".join(p.info["cmdline"] or [])
                    for p in psutil.process_iter(["cmdline"]))
+
+
+def test_a_service_that_dies_is_reported_and_restarted(tmp_path: Path, fake_upstream) -> None:
+    port, llm_d_port = free_port(), free_port()
+    launcher, urls = _start(tmp_path / "data", fake_upstream.base_url, port, llm_d_port)
+    try:
+        (executor,) = [process for process in psutil.Process(launcher.pid).children()
+                       if "agentic_executor" in " ".join(process.cmdline())]
+        executor.kill()
+        lines: list[str] = []
+        while not any(line.strip() == "agentic: restarting executor" for line in lines):
+            line = launcher.stdout.readline()
+            assert line and len(lines) < 500, "the launcher did not restart the executor:\n" + "".join(lines)
+            lines.append(line)
+        assert any("executor exited with code -9" in line for line in lines), lines
+        deadline = time.monotonic() + 60
+        with OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused-without-keys", max_retries=0) as client:
+            while True:  # the restarted executor serves turns again
+                try:
+                    assert client.responses.create(model="smollm2", input="back?").status == "completed"
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+    finally:
+        assert _stop(launcher) == []

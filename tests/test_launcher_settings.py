@@ -39,24 +39,24 @@ def test_settings_from_the_callers_environment_take_effect(tmp_path: Path, upstr
         assert anonymous.status_code == 401
         assert anonymous.json()["error"]["code"] == "invalid_api_key"
 
-        client = OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0, timeout=30)
-        assert ALIAS in {model.id for model in client.models.list()}
-        upstream.script(Text("routed"))
-        assert client.responses.create(model=ALIAS, input="route me").output_text == "routed"
-        assert upstream.requests[-1]["model"] == "smollm2"
+        with OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0, timeout=30) as client:
+            assert ALIAS in {model.id for model in client.models.list()}
+            upstream.script(Text("routed"))
+            assert client.responses.create(model=ALIAS, input="route me").output_text == "routed"
+            assert upstream.requests[-1]["model"] == "smollm2"
 
-        upstream.script(FunctionCall("docs__echo", '{"text": "allowed host"}'), Text("echoed"))
-        mcp = {"type": "mcp", "server_label": "docs", "server_url": fake_mcp.url, "require_approval": "never"}
-        response = client.responses.create(model=ALIAS, input="echo", tools=[mcp])
-        assert [item.type for item in response.output] == ["mcp_list_tools", "mcp_call", "message"]
-        assert "allowed host" in response.output[1].output
+            upstream.script(FunctionCall("docs__echo", '{"text": "allowed host"}'), Text("echoed"))
+            mcp = {"type": "mcp", "server_label": "docs", "server_url": fake_mcp.url, "require_approval": "never"}
+            response = client.responses.create(model=ALIAS, input="echo", tools=[mcp])
+            assert [item.type for item in response.output] == ["mcp_list_tools", "mcp_call", "message"]
+            assert "allowed host" in response.output[1].output
 
-        long_code = "print('x')\n" * 10
-        assert len(long_code) > MAX_CODE_BYTES
-        upstream.script(FunctionCall("code_interpreter", orjson.dumps({"code": long_code}).decode()), Text("too long"))
-        client.responses.create(model=ALIAS, input="run", tools=[{"type": "code_interpreter", "container": {"type": "auto"}}])
-        (output,) = [item["output"] for item in upstream.requests[-1]["input"] if item.get("type") == "function_call_output"]
-        assert f"longer than {MAX_CODE_BYTES} bytes" in output
+            long_code = "print('x')\n" * 10
+            assert len(long_code) > MAX_CODE_BYTES
+            upstream.script(FunctionCall("code_interpreter", orjson.dumps({"code": long_code}).decode()), Text("too long"))
+            client.responses.create(model=ALIAS, input="run", tools=[{"type": "code_interpreter", "container": {"type": "auto"}}])
+            (output,) = [item["output"] for item in upstream.requests[-1]["input"] if item.get("type") == "function_call_output"]
+            assert f"longer than {MAX_CODE_BYTES} bytes" in output
     finally:
         assert _stop(launcher) == []
 
@@ -66,9 +66,9 @@ def test_without_the_setting_the_same_request_is_refused(tmp_path: Path, upstrea
     launcher, urls = _start(tmp_path / "data", upstream.base_url, free_port(), free_port(),
                             AGENTIC_DATABASE_URL=infra["database_url"])
     try:
-        client = OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused", max_retries=0, timeout=30)
         mcp = {"type": "mcp", "server_label": "docs", "server_url": fake_mcp.url, "require_approval": "never"}
-        with pytest.raises(openai.BadRequestError) as refused:
+        with OpenAI(base_url=urls["gateway"] + "/v1", api_key="unused", max_retries=0, timeout=30) as client, \
+                pytest.raises(openai.BadRequestError) as refused:
             client.responses.create(model="smollm2", input="echo", tools=[mcp])
         assert "AGENTIC_MCP_BRIDGE_ALLOW_HTTP=true" in refused.value.message
     finally:

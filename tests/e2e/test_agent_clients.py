@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from agentic_local import agent_clients
 from agentic_local.client_session import ClientSettings, prepare_claude, prepare_codex
+from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import CHAT_MODEL, ROOT, TENANT_KEYS
 from tests.support.fake_upstream import EchoToolOutput, FakeUpstream, FunctionCall, Text, declares_tools
@@ -130,6 +132,41 @@ def test_a_codex_session_of_three_turns_carries_the_earlier_turns(codex: AgentCl
     history = _input_texts(upstream.requests[-1])
     for earlier in (f"turn one {first}", printed, f"turn two {second}", f"second answer {second}", f"turn three {third}"):
         assert earlier in history
+
+
+def _gateway_counter(stack: Any, name: str, **labels: str) -> float:
+    text = httpx.get(stack.metrics_urls["gateway"], timeout=10).text
+    return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+               if sample.name == name and all(sample.labels.get(key) == value for key, value in labels.items()))
+
+
+def test_codex_in_websocket_mode_runs_its_tool_loop_as_continuations_on_one_connection(
+        stack: Any, codex: AgentClient, upstream: FakeUpstream) -> None:
+    command, printed = _shell(_token())
+    upstream.script(FunctionCall("exec_command", json.dumps({"cmd": command})), EchoToolOutput("over the socket: "),
+                    when=declares_tools)
+    before = {source: _gateway_counter(stack, "agentic_gateway_websocket_continuations_total", source=source)
+              for source in ("connection", "state")}
+    http_turns = _gateway_counter(stack, "agentic_gateway_requests_total", route="create_response")
+    socket_turns = _gateway_counter(stack, "agentic_gateway_requests_total", route="responses_websocket")
+
+    result = codex.run("exec", *CODEX_FULL_ACCESS, "run the command")
+
+    assert result.returncode == 0 and printed in result.stdout, _explain(result)
+    # Both model calls went over the WebSocket, and the second sent only the tool output: its context
+    # (the user's prompt, the call) came from the connection, not from the client nor the database.
+    assert _gateway_counter(stack, "agentic_gateway_requests_total", route="responses_websocket") >= socket_turns + 2
+    assert _gateway_counter(stack, "agentic_gateway_requests_total", route="create_response") == http_turns
+    assert _gateway_counter(stack, "agentic_gateway_websocket_continuations_total", source="connection") \
+        >= before["connection"] + 1
+    assert printed in json.dumps(upstream.requests[-1]["input"]) and "run the command" in json.dumps(
+        upstream.requests[-1]["input"])
+
+
+def test_codex_over_plain_http_still_works(codex: AgentClient, upstream: FakeUpstream) -> None:
+    upstream.script(Text("answered over SSE"), when=declares_tools)
+    result = codex.run("exec", *CODEX_FULL_ACCESS, "-c", "model_providers.agentic.supports_websockets=false", "hello")
+    assert result.returncode == 0 and "answered over SSE" in result.stdout, _explain(result)
 
 
 def test_codex_searches_the_web_through_the_gateway(codex: AgentClient, upstream: FakeUpstream) -> None:

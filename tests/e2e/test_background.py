@@ -4,18 +4,24 @@ any gateway, cancel from anywhere, tenancy."""
 from __future__ import annotations
 
 import json
+import signal
 import time
+from collections.abc import Iterator
 
 import httpx
 import openai
 import pytest
+from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import wait_until
+from agentic_local.stack import LocalStack, StackConfig
 from openai import OpenAI
 
 from tests.support.fake_upstream import Delay, FunctionCall, Text
 
 MODEL = "smollm2"
 ECHO = {"type": "operator", "name": "echo"}
+LEASE_SECONDS = 3.0
+RETENTION_SECONDS = 5.0
 
 
 def _wait_for_status(client: OpenAI, response_id: str, statuses: set[str], seconds: float = 20.0):
@@ -129,3 +135,102 @@ def test_another_tenants_background_response_is_not_found(client: OpenAI, other_
                        headers={"authorization": f"Bearer {other_tenant.api_key}"})
     assert stream.status_code == 404
     assert _wait_for_status(client, queued.id, {"completed"}).output_text == "mine"
+
+
+@pytest.fixture(scope="module")
+def short_lived_stack(infra, fake_upstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """A stack of its own NATS (its RESPONSES retention and BACKGROUND queue are nobody else's), with a short lease
+    and a short retention of events."""
+    data_dir = tmp_path_factory.mktemp("short-lived")
+    nats_server = EmbeddedNats(data_dir, data_dir / "logs")
+    config = StackConfig(
+        data_dir=data_dir / "stack", upstream_url=fake_upstream.base_url, gateway_port=0, llm_d_port=0,
+        database_url=infra["database_url"], nats_url=nats_server.start(),
+        extra_env={
+            "AGENTIC_TOOL_RUNNER_KINDS": "operator",
+            "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
+            "AGENTIC_EXECUTOR_BACKGROUND_LEASE_SECONDS": str(LEASE_SECONDS),
+            "AGENTIC_EXECUTOR_RESPONSE_EVENTS_RETENTION_SECONDS": str(RETENTION_SECONDS),
+        },
+    )
+    stack = LocalStack(config).start()
+    yield stack
+    stack.stop()
+    nats_server.stop()
+
+
+@pytest.fixture()
+def short_lived_client(short_lived_stack: LocalStack) -> Iterator[OpenAI]:
+    with OpenAI(base_url=short_lived_stack.base_url, api_key="none", max_retries=0, timeout=30) as sdk:
+        yield sdk
+
+
+def test_a_killed_executors_background_turn_fails_within_the_lease(
+    short_lived_stack: LocalStack, short_lived_client: OpenAI, upstream
+) -> None:
+    upstream.script(FunctionCall("slow", '{"seconds": 10}'), Text("never shown"))
+    queued = short_lived_client.responses.create(model=MODEL, input="slow", background=True,
+                                                 tools=[{"type": "operator", "name": "slow"}])
+    wait_until(lambda: len(upstream.requests) >= 1, 20, "the model call")
+    assert short_lived_client.responses.retrieve(queued.id).status == "in_progress"
+    executor = next(child for child in short_lived_stack.children if child.name == "executor")
+    executor.process.send_signal(signal.SIGKILL)
+    executor.process.wait()
+    killed_at = time.monotonic()
+    # Its stand-in (as a restarted pod) takes the turn once the lease runs out.
+    short_lived_stack.add_executor(port=short_lived_stack.ports["executor"])
+    # The documented bound: about one lease after the death, once an executor is there to take the turn (with a
+    # second lease of margin).
+    bound = max(killed_at + LEASE_SECONDS, time.monotonic()) + LEASE_SECONDS + 5.0
+    final = _wait_for_status(short_lived_client, queued.id, {"failed", "completed"}, seconds=bound - time.monotonic())
+    assert final.status == "failed", "still in progress past the bound"
+    assert final.error is not None and final.error.code == "executor_lost"
+    # A client resuming the stream sees it end the same way.
+    events = _sse(f"{short_lived_stack.urls['gateway']}/v1/responses/{queued.id}", {}, {"stream": "true"})
+    assert events[-1]["type"] == "response.failed" and events[-1]["response"]["error"]["code"] == "executor_lost"
+
+
+def _refused_as_expired(reply: httpx.Response) -> None:
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "events_expired" and error["param"] == "stream" and "retention" in error["message"]
+
+
+def test_resuming_after_the_events_expired_is_a_clear_error(
+    short_lived_stack: LocalStack, short_lived_client: OpenAI, upstream
+) -> None:
+    upstream.script(Text("kept for a while"))
+    queued = short_lived_client.responses.create(model=MODEL, input="quick", background=True)
+    assert _wait_for_status(short_lived_client, queued.id, {"completed"}).status == "completed"
+    url = f"{short_lived_stack.urls['gateway']}/v1/responses/{queued.id}"
+    # Replayed whole while its events are kept; after the retention, refused before any event.
+    deadline = time.monotonic() + RETENTION_SECONDS + 30.0
+    while (reply := httpx.get(url, params={"stream": "true", "starting_after": "2"}, timeout=30)).status_code == 200:
+        assert b"response.completed" in reply.content
+        assert time.monotonic() < deadline, "the events outlived their retention"
+        time.sleep(0.5)
+    _refused_as_expired(reply)
+    # The response itself is kept.
+    assert short_lived_client.responses.retrieve(queued.id).output_text == "kept for a while"
+
+
+def test_a_stream_whose_first_events_expired_is_refused_not_relayed_with_a_gap(
+    short_lived_stack: LocalStack, short_lived_client: OpenAI, upstream
+) -> None:
+    """A turn outliving the retention: its first events go while it runs; a resume from the start is refused."""
+    upstream.script(FunctionCall("slow", json.dumps({"seconds": RETENTION_SECONDS * 2})), Text("late"))
+    queued = short_lived_client.responses.create(model=MODEL, input="slow", background=True,
+                                                 tools=[{"type": "operator", "name": "slow"}])
+    url = f"{short_lived_stack.urls['gateway']}/v1/responses/{queued.id}"
+    deadline = time.monotonic() + RETENTION_SECONDS * 2 + 30.0
+    while True:
+        with httpx.stream("GET", url, params={"stream": "true"}, timeout=30) as reply:
+            if reply.status_code != 200:
+                reply.read()
+                break
+            first = next(json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data: "))
+        assert first["sequence_number"] == 0, "a resumed stream skipped expired events"
+        assert time.monotonic() < deadline, "the events outlived their retention"
+        time.sleep(0.5)
+    _refused_as_expired(reply)
+    assert _wait_for_status(short_lived_client, queued.id, {"completed"}).output_text == "late"

@@ -15,19 +15,21 @@ import orjson
 import pytest
 from agentic_local.processes import free_port, tcp_accepts, wait_until
 
+from tests.e2e.test_drain import transport_env
 from tests.llm_d.coordinator import TOKEN_HEADER
 
 SIGNING_KEY = "process-test-signing-key-" + "k" * 16
 TOKEN = "process-test-workload-token-" + "t" * 16
 
 
-def _spawn(state_address: str, nats_url: str, **env: str) -> tuple[subprocess.Popen, str]:
+def _spawn(stack, state_address: str, **env: str) -> tuple[subprocess.Popen, str]:
+    """llm-d on its own, with the stack's NATS and transport security (mTLS to state under AGENTIC_TEST_MTLS=1)."""
     port = free_port()
     base = {key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}
     process = subprocess.Popen(
         [sys.executable, "-m", "agentic_llm_d"],
-        env={**base, "AGENTIC_LLM_D_HOST": "127.0.0.1", "AGENTIC_LLM_D_PORT": str(port), "AGENTIC_LLM_D_STATE_ADDRESS": state_address,
-             "AGENTIC_NATS_URL": nats_url, "AGENTIC_LLM_D_SIGNING_KEY": SIGNING_KEY, "AGENTIC_LLM_D_API_TOKEN": TOKEN, **env},
+        env={**base, **transport_env(stack), "AGENTIC_LLM_D_HOST": "127.0.0.1", "AGENTIC_LLM_D_PORT": str(port),
+             "AGENTIC_LLM_D_STATE_ADDRESS": state_address, "AGENTIC_NATS_URL": stack.nats_url, "AGENTIC_LLM_D_SIGNING_KEY": SIGNING_KEY, "AGENTIC_LLM_D_API_TOKEN": TOKEN, **env},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     wait_until(lambda: tcp_accepts(port), 30, "llm-d")
@@ -45,7 +47,7 @@ def stop_later() -> Iterator[list[subprocess.Popen]]:
 
 
 def test_ready_is_503_while_state_does_not_answer_but_health_is_200(stack, stop_later) -> None:
-    process, base_url = _spawn(f"127.0.0.1:{free_port()}", stack.nats_url)  # nothing listens on that port
+    process, base_url = _spawn(stack, f"127.0.0.1:{free_port()}")  # nothing listens on that port
     stop_later.append(process)
     assert httpx.get(base_url + "/health").status_code == 200
     ready = httpx.get(base_url + "/ready", timeout=10)
@@ -53,7 +55,7 @@ def test_ready_is_503_while_state_does_not_answer_but_health_is_200(stack, stop_
 
 
 def test_sigterm_lets_an_in_flight_persist_finish_then_exits(stack, stop_later) -> None:
-    process, base_url = _spawn(stack.urls["state"].removeprefix("grpc://"), stack.nats_url)
+    process, base_url = _spawn(stack, stack.urls["state"].removeprefix("grpc://"))
     stop_later.append(process)
     headers = {TOKEN_HEADER: TOKEN, "content-type": "application/json"}
     context = httpx.post(base_url + "/v1alpha/responses/hydrate", headers=headers,
@@ -83,7 +85,7 @@ def test_sigterm_lets_an_in_flight_persist_finish_then_exits(stack, stop_later) 
 
 
 def test_sigterm_does_not_wait_forever_for_a_stuck_caller(stack, stop_later) -> None:
-    process, base_url = _spawn(stack.urls["state"].removeprefix("grpc://"), stack.nats_url, AGENTIC_LLM_D_DRAIN_SECONDS="1")
+    process, base_url = _spawn(stack, stack.urls["state"].removeprefix("grpc://"), AGENTIC_LLM_D_DRAIN_SECONDS="1")
     stop_later.append(process)
     release = threading.Event()
 

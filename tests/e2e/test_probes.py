@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import grpc
 import httpx
 import pytest
 from agentic_local.processes import free_port, wait_until
+from agentic_runtime.tls import channel_credentials, channel_options, transport_security
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.e2e.test_drain import _spawn
+from tests.e2e.test_drain import _spawn, transport_env
 
 
 @pytest.mark.parametrize("service", ["gateway", "tool-runner", "llm-d"])
@@ -27,7 +32,7 @@ def test_gateway_readiness_covers_state_and_executor(stack) -> None:
 def test_a_gateway_is_ready_without_nats_which_it_does_not_use(stack) -> None:
     """A NATS outage must not take the gateways (pass-through traffic included) out of rotation."""
     port = free_port()
-    gateway = _spawn("agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
+    gateway = _spawn(stack, "agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
                      AGENTIC_GATEWAY_EXECUTOR_ADDRESS=stack.urls["executor"].removeprefix("grpc://"),
                      AGENTIC_GATEWAY_STATE_ADDRESS=stack.urls["state"].removeprefix("grpc://"),
                      AGENTIC_NATS_URL="nats://127.0.0.1:9")  # nothing listens there
@@ -39,13 +44,26 @@ def test_a_gateway_is_ready_without_nats_which_it_does_not_use(stack) -> None:
         gateway.wait(30)
 
 
-
 @pytest.mark.parametrize("service", ["executor", "state", "mcp-bridge"])
 def test_grpc_services_serve_the_standard_health_service(stack, service: str) -> None:
+    """Over plaintext, or TLS (mTLS) as the services' own clients speak it when the stack has certificates."""
     target = stack.urls[service].removeprefix("grpc://")
-    with grpc.insecure_channel(target) as channel:
+    security = transport_security(transport_env(stack))
+    credentials = channel_credentials(security)
+    channel = (grpc.insecure_channel(target) if credentials is None
+               else grpc.secure_channel(target, credentials, options=channel_options(security)))
+    with channel:
         reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+@pytest.mark.parametrize("service", ["executor", "state", "mcp-bridge"])
+def test_the_tls_probe_sees_grpc_services_serving(stack, service: str) -> None:
+    """`python -m agentic_runtime.tls <port>`, the exec probe of the chart and compose: TLS or not, as the server."""
+    port = stack.urls[service].rsplit(":", 1)[1]
+    env = {**{key: value for key, value in os.environ.items() if not key.startswith("AGENTIC_")}, **transport_env(stack)}
+    check = subprocess.run([sys.executable, "-m", "agentic_runtime.tls", port], env=env, capture_output=True, timeout=30)
+    assert check.returncode == 0, check.stderr.decode()
 
 
 @pytest.mark.parametrize("service", ["gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d"])

@@ -40,19 +40,19 @@ def test_a_killed_runners_call_is_finished_by_another_exactly_once(failover_stac
     marker_file = tmp_path / "markers.txt"
     arguments = f'{{"path": "{marker_file}", "marker": "ran", "seconds": 2.5}}'
     upstream.script(FunctionCall("append_marker", arguments), Text("all done"))
-    client = OpenAI(base_url=failover_stack.base_url, api_key="none", max_retries=0, timeout=60)
-    outcome: dict = {}
-    turn = threading.Thread(
-        target=lambda: outcome.update(response=client.responses.create(
-            model="smollm2", input="mark it", tools=[{"type": "operator", "name": "append_marker"}])))
-    turn.start()
-    wait_until(lambda: len(upstream.requests) >= 1, 20, "the first round")
-    time.sleep(1.0)  # the call is now running in the only runner
-    doomed = failover_stack.tool_runners[0]
-    doomed.process.send_signal(signal.SIGKILL)
-    doomed.process.wait()
-    failover_stack.add_tool_runner()
-    turn.join(60)
-    response = outcome["response"]
-    assert response.status == "completed" and response.output_text == "all done"
-    assert marker_file.read_text() == "ran\n"  # the side effect happened once
+    with OpenAI(base_url=failover_stack.base_url, api_key="none", max_retries=0, timeout=60) as client:
+        outcome: dict = {}
+        turn = threading.Thread(
+            target=lambda: outcome.update(response=client.responses.create(
+                model="smollm2", input="mark it", tools=[{"type": "operator", "name": "append_marker"}])))
+        turn.start()
+        wait_until(lambda: len(upstream.requests) >= 1, 20, "the first round")
+        time.sleep(1.0)  # the call is now running in the only runner
+        doomed = failover_stack.tool_runners[0]
+        doomed.process.send_signal(signal.SIGKILL)
+        doomed.process.wait()
+        failover_stack.add_tool_runner()
+        turn.join(60)
+        response = outcome["response"]
+        assert response.status == "completed" and response.output_text == "all done"
+        assert marker_file.read_text() == "ran\n"  # the side effect happened once

@@ -129,7 +129,8 @@ def _chart():  # noqa: ANN202 - helm_python.Chart
 
 
 # What every install must give (the chart has no default model server); values passed to `render` override it.
-REQUIRED_VALUES: dict[str, Any] = {"upstream": {"url": "http://vllm:8000/v1"}}
+REQUIRED_VALUES: dict[str, Any] = {"upstream": {"url": "http://vllm:8000/v1"},
+                                   "gateway": {"auth": {"allowUnauthenticated": True}}}
 
 
 def with_required(values: dict[str, Any]) -> dict[str, Any]:

@@ -119,7 +119,10 @@ def test_grpc_services_use_grpc_probes_and_http_services_health_and_ready(preset
         if service.protocol == "grpc":
             port = service.ports["grpc"]
             for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-                assert spec[probe]["grpc"] == {"port": port}, (component, probe)
+                if preset_values(preset).get("tls", {}).get("enabled"):  # kubelet's gRPC probe cannot speak TLS
+                    assert spec[probe]["exec"]["command"] == ["python", "-m", "agentic_runtime.tls", str(port)], (component, probe)
+                else:
+                    assert spec[probe]["grpc"] == {"port": port}, (component, probe)
         else:
             assert spec["startupProbe"]["httpGet"]["path"] == "/health"
             assert spec["livenessProbe"]["httpGet"]["path"] == "/health"
@@ -633,7 +636,7 @@ def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -
         assert family in families, f"the dashboard queries {metric}, which no service exports"
 
 
-GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings"]
+GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/organization"]
 
 
 def test_prometheus_rule_alerts_on_errors_latency_tool_lag_and_persist_failures_from_real_metrics() -> None:
@@ -673,6 +676,22 @@ def test_llm_d_is_cluster_internal_unless_made_public() -> None:
     assert {p["path"] for p in ingress["spec"]["rules"][0]["http"]["paths"]} == set(GATEWAY_PATHS)
     (route,) = of_kind(documents, "HTTPRoute").values()
     assert {b["name"] for rule in route["spec"]["rules"] for b in rule["backendRefs"]} == {name_of("gateway")}
+
+
+def test_routes_keep_long_lived_streams_and_websockets_open() -> None:
+    values = {"ingress": {"enabled": True, "hosts": ["a.example.com"], "annotations": {
+                  "nginx.ingress.kubernetes.io/proxy-send-timeout": "600"}},
+              "httpRoute": {"enabled": True, "parentRefs": [{"name": "gw"}]}}
+    documents = _render(values)
+    (ingress,) = of_kind(documents, "Ingress").values()
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] == "3600"
+    assert annotations["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+    assert annotations["nginx.ingress.kubernetes.io/proxy-send-timeout"] == "600"  # the operator's own wins
+    (route,) = of_kind(documents, "HTTPRoute").values()
+    assert route["spec"]["rules"][0]["timeouts"] == {"request": "0s"}
+    quiet = _render({"ingress": {"enabled": True, "streamTimeoutSeconds": 0}})
+    assert "annotations" not in of_kind(quiet, "Ingress")[next(iter(of_kind(quiet, "Ingress")))]["metadata"]
 
 
 def test_public_paths_cover_every_route_the_gateway_serves() -> None:
@@ -815,6 +834,7 @@ def test_a_release_without_a_model_server_is_a_render_error(preset: str) -> None
 
     values = preset_values(preset)
     values.setdefault("upstream", {})["url"] = ""
+    values.setdefault("gateway", {}).setdefault("auth", {"allowUnauthenticated": True})  # the other choice made
     with pytest.raises(helm_python.HelmError, match="set upstream.url, the model server's OpenAI-compatible base URL"):
         render(values, as_given=True)
 
@@ -884,3 +904,74 @@ def test_helm_test_checks_a_turn_through_the_gateway() -> None:
     assert _admits(gateway_policy["spec"]["ingress"], "from", NAMESPACE, pod["metadata"]["labels"], 8080)
     deny = of_kind(documents, "NetworkPolicy")["demo-agentic-default-deny"]
     assert not _selects(deny["spec"]["podSelector"], pod["metadata"]["labels"])
+
+
+# --- how the gateway authenticates: an install must choose ------------------------------------------
+
+
+def _gateway_pod(values: dict[str, Any]) -> dict[str, Any]:
+    documents = manifests(render(values, as_given=True))
+    deployment = next(d for d in documents if d["kind"] == "Deployment" and component_of(d) == "gateway")
+    return deployment["spec"]["template"]["spec"]
+
+
+def _env(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {entry["name"]: entry for entry in container({"spec": {"template": {"spec": pod}}})["env"]}
+
+
+def test_a_release_without_an_auth_choice_is_a_render_error() -> None:
+    import helm_python
+
+    with pytest.raises(helm_python.HelmError, match="choose how the gateway authenticates callers: gateway.apiKeys"):
+        render({"upstream": {"url": "http://vllm:8000/v1"}}, as_given=True)
+    # Without a gateway there is nothing to choose.
+    assert render({"upstream": {"url": "http://vllm:8000/v1"}, "gateway": {"enabled": False}}, as_given=True)
+
+
+def test_keys_from_an_existing_secret_are_a_mounted_file_that_follows_secret_updates() -> None:
+    pod = _gateway_pod({"upstream": {"url": "http://vllm:8000/v1"},
+                        "gateway": {"apiKeys": {"existingSecret": "team-keys", "existingSecretKey": "keys.txt"},
+                                    "adminKeys": {"existingSecret": "ops-keys"}}})
+    env = _env(pod)
+    assert env["AGENTIC_GATEWAY_AUTH"]["value"] == "keys"
+    assert env["AGENTIC_GATEWAY_API_KEYS_FILE"]["value"] == "/etc/agentic/api-keys/keys"
+    assert env["AGENTIC_GATEWAY_ADMIN_KEYS_FILE"]["value"] == "/etc/agentic/admin-keys/keys"
+    assert "AGENTIC_GATEWAY_API_KEYS" not in env and "AGENTIC_GATEWAY_ALLOW_UNAUTHENTICATED" not in env
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    assert volumes["api-keys"]["secret"] == {"secretName": "team-keys", "items": [{"key": "keys.txt", "path": "keys"}]}
+    assert volumes["admin-keys"]["secret"]["secretName"] == "ops-keys"
+    mounts = {mount["name"]: mount for mount in pod["containers"][0]["volumeMounts"]}
+    # Whole-directory mounts: a subPath mount would never see the Secret change.
+    assert mounts["api-keys"] == {"name": "api-keys", "mountPath": "/etc/agentic/api-keys", "readOnly": True}
+    assert all("subPath" not in mount for mount in mounts.values())
+
+
+def test_inline_keys_come_from_the_chart_secret() -> None:
+    env = _env(_gateway_pod({"upstream": {"url": "http://vllm:8000/v1"}, "gateway": {"apiKeys": {"value": "sk-a=a"}}}))
+    assert env["AGENTIC_GATEWAY_AUTH"]["value"] == "keys"
+    assert env["AGENTIC_GATEWAY_API_KEYS"]["valueFrom"]["secretKeyRef"] == {"name": "demo-agentic",
+                                                                          "key": "gateway-api-keys"}
+
+
+def test_oidc_renders_issuer_audience_and_claims() -> None:
+    oidc = {"issuer": "https://id.example.com/realms/ai", "audience": "agentic", "tenantClaim": "org"}
+    env = _env(_gateway_pod({"upstream": {"url": "http://vllm:8000/v1"}, "gateway": {"oidc": oidc}}))
+    assert {name: entry.get("value") for name, entry in env.items() if "AUTH" in name or "OIDC" in name} == {
+        "AGENTIC_GATEWAY_AUTH": "oidc", "AGENTIC_GATEWAY_OIDC_ISSUER": "https://id.example.com/realms/ai",
+        "AGENTIC_GATEWAY_OIDC_AUDIENCE": "agentic", "AGENTIC_GATEWAY_OIDC_TENANT_CLAIM": "org",
+        "AGENTIC_GATEWAY_OIDC_SUBJECT_CLAIM": "sub"}
+
+
+def test_keys_and_oidc_together() -> None:
+    values = {"upstream": {"url": "http://vllm:8000/v1"},
+              "gateway": {"apiKeys": {"existingSecret": "k"}, "oidc": {"issuer": "https://id.example.com", "audience": "a"}}}
+    assert _env(_gateway_pod(values))["AGENTIC_GATEWAY_AUTH"]["value"] == "keys,oidc"
+
+
+def test_an_open_api_is_an_explicit_choice_and_the_notes_warn() -> None:
+    values = {"upstream": {"url": "http://vllm:8000/v1"}, "gateway": {"auth": {"allowUnauthenticated": True}}}
+    env = _env(_gateway_pod(values))
+    assert env["AGENTIC_GATEWAY_AUTH"]["value"] == "none"
+    assert env["AGENTIC_GATEWAY_ALLOW_UNAUTHENTICATED"]["value"] == "true"
+    notes = next(text for path, text in render(values, as_given=True).items() if path.endswith("NOTES.txt"))
+    assert "accepts requests without authentication" in notes

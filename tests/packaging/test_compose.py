@@ -110,7 +110,10 @@ def test_published_ports_and_health_checks_use_the_service_ports(compose: dict[s
     for port in compose["services"][name].get("ports", []):
         assert int(str(port).rsplit(":", 1)[1]) == settings.port
     probe = " ".join(compose["services"][name]["healthcheck"]["test"])
-    assert re.findall(r"127\.0\.0\.1:(\d+)", probe) == [str(settings.port)]
+    if service.protocol == "grpc":  # the probe that speaks TLS when the service does (AGENTIC_GRPC_TLS_*), else plaintext
+        assert re.findall(r"^CMD python -m agentic_runtime\.tls (\d+)$", probe) == [str(settings.port)], probe
+    else:
+        assert re.findall(r"127\.0\.0\.1:(\d+)", probe) == [str(settings.port)]
 
 
 def test_start_order_is_health_gated(compose: dict[str, Any]) -> None:

@@ -67,6 +67,12 @@ def test_example_overlay_points_at_real_base_objects() -> None:
         for c in d["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])
         if "valueFrom" in e and e["valueFrom"]["secretKeyRef"]["name"] == "agentic-secrets"
     }
+    referenced |= {  # keys mounted as files (the gateway's API keys, re-read when the Secret changes)
+        item["key"]
+        for d in base_documents() if d["kind"] in ("Deployment", "Job")
+        for v in d["spec"]["template"]["spec"].get("volumes", []) if v.get("secret", {}).get("secretName") == "agentic-secrets"
+        for item in v["secret"].get("items", [])
+    }
     assert referenced == keys
 
 

@@ -33,6 +33,13 @@ from starlette.routing import Mount, Route
 SERVED_MODEL = "smollm2"
 
 
+async def _malformed(request: Request, exc: Exception) -> Response:
+    """A body the fake cannot read is refused as a real model server refuses it (a fuzzed pass-through body)."""
+    body = {"error": {"message": f"malformed request: {type(exc).__name__}", "type": "BadRequestError", "param": None,
+                      "code": 400}}
+    return Response(orjson.dumps(body), status_code=400, media_type="application/json")
+
+
 @dataclass
 class Text:
     """An assistant message; `incomplete=True` ends it like a `max_output_tokens` cut."""
@@ -61,6 +68,18 @@ class Truncated:
 
     text: str
     events: int = 4
+
+
+@dataclass
+class MalformedSse(Truncated):
+    """A stream that sends `events` good events, then a frame whose data is not JSON, and stops."""
+
+
+@dataclass
+class Stalled(Truncated):
+    """A stream that sends `events` events, then goes quiet for `seconds` (a model still generating) and stops."""
+
+    seconds: float = 5.0
 
 
 @dataclass
@@ -237,7 +256,7 @@ class FakeUpstream:
         self.app = Starlette(routes=[
             *routes, Route("/v1/messages", self._messages, methods=["POST"]),
             Mount("/no-messages", routes=[*routes, Route("/v1/messages", self._no_messages_route, methods=["POST"])]),
-        ])
+        ], exception_handlers={error: _malformed for error in (TypeError, KeyError, AttributeError, ValueError)})
 
     @property
     def base_url(self) -> str:
@@ -386,6 +405,10 @@ class FakeUpstream:
             return Response(_error_body(reply), status_code=reply.status, media_type="application/json")
         if payload.get("stream"):
             return StreamingResponse(self._events(payload, reply), media_type="text/event-stream")
+        if isinstance(reply, Truncated):  # not streamed: half the body, then a disconnect (or, malformed, a clean end)
+            body = orjson.dumps(self._final(payload, Text(reply.text)))
+            cut = {} if isinstance(reply, MalformedSse) else {"content-length": str(len(body))}
+            return Response(body[: len(body) // 2], headers=cut, media_type="application/json")
         return Response(orjson.dumps(self._final(payload, reply)), media_type="application/json")
 
     @staticmethod
@@ -424,6 +447,10 @@ class FakeUpstream:
         frames = self._stream_frames(payload, reply, response_id, event)
         for chunk in frames:
             if limit is not None and emitted >= limit:
+                if isinstance(reply, MalformedSse):
+                    yield b"event: response.output_text.delta\ndata: {\"type\": \"response.output_text.del\n\n"
+                if isinstance(reply, Stalled):
+                    await asyncio.sleep(reply.seconds)
                 return
             emitted += 1
             yield chunk
@@ -513,10 +540,13 @@ class FakeUpstream:
         }
 
     async def _chat_chunks(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated):
-        """`data:`-only frames ending in `data: [DONE]`; a `Truncated` reply stops after `events` chunks, with neither."""
+        """`data:`-only frames ending in `data: [DONE]`; a `Truncated` reply stops after `events` chunks, with neither
+        (a `Stalled` one after its silence)."""
         limit = reply.events if isinstance(reply, Truncated) else None
         for emitted, chunk in enumerate(self._chat_stream_chunks(payload, reply)):
             if limit is not None and emitted >= limit:
+                if isinstance(reply, Stalled):
+                    await asyncio.sleep(reply.seconds)
                 return
             yield b"data: " + orjson.dumps(chunk) + b"\n\n"
         yield b"data: [DONE]\n\n"

@@ -62,7 +62,9 @@ def vllm_stack(upstream_api: str, vllm_url: str, infra: dict[str, str],
         database_url=infra["database_url"],
         nats_url=infra["nats_url"],
         extra_env={"AGENTIC_UPSTREAM_API": upstream_api,
-                   "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools"},
+                   "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
+                   # A CPU decodes about 20 tokens/s: short summaries keep compaction tests quick.
+                   "AGENTIC_EXECUTOR_COMPACTION_SUMMARY_MAX_TOKENS": "64"},
     )
     local = LocalStack(config).start()
     try:

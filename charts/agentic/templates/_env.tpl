@@ -56,7 +56,8 @@ the pod's DNS search path completes in its own namespace. Args: root, key, compo
       name: {{ $root.Values.postgresql.auth.existingSecret | default $pg }}
       key: password
 - name: AGENTIC_DATABASE_URL
-  value: {{ printf "postgresql://%s:$(DATABASE_PASSWORD)@%s:5432/%s" $root.Values.postgresql.auth.username $pg $root.Values.postgresql.auth.database | quote }}
+  {{- $url := printf "postgresql://%s:$(DATABASE_PASSWORD)@%s:5432/%s" $root.Values.postgresql.auth.username $pg $root.Values.postgresql.auth.database }}
+  value: {{ printf "%s%s" $url (include "agentic.tls.databaseQuery" (dict "root" $root "url" $url)) | quote }}
 {{- else if $root.Values.externalDatabase.existingSecret }}
 - name: AGENTIC_DATABASE_URL
   valueFrom:

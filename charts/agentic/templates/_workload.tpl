@@ -2,7 +2,8 @@
 The objects that run one service: ServiceAccount, Deployment (probes, security contexts, scheduling), Service.
 Each service's template lists the objects it has; they share one argument dict:
   root, key (values key), component, protocol (grpc|http), ports (list of {name, port}, the main one first),
-  env (the service's own rendered EnvVar list).
+  env (the service's own rendered EnvVar list); optional: volumes, volumeMounts (rendered lists of the
+  service's own), podAnnotations (rendered, e.g. checksums of its own ConfigMaps).
 */}}
 
 {{/*
@@ -84,6 +85,9 @@ spec:
       annotations:
         {{- /* Restarts the pods when a secret value given to the chart changes. */}}
         checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
+        {{- with .podAnnotations | default "" | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
         {{- with $values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -122,10 +126,13 @@ spec:
           env:
             {{- include "agentic.commonEnv" $root | trim | nindent 12 }}
             {{- .env | trim | nindent 12 }}
+            {{- with include "agentic.tls.env" . | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
             {{- with include "agentic.extraEnv" . | trim }}
             {{- . | nindent 12 }}
             {{- end }}
-          {{- include "agentic.probes" (dict "protocol" .protocol "port" (index .ports 0).port) | trim | nindent 10 }}
+          {{- include "agentic.probes" (dict "protocol" .protocol "port" (index .ports 0).port "tls" (include "agentic.tls.probe" .)) | trim | nindent 10 }}
           resources:
             {{- toYaml $values.resources | nindent 12 }}
           securityContext:
@@ -134,10 +141,22 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with .volumeMounts | default "" | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
+            {{- with include "agentic.tls.volumeMounts" . | trim }}
+            {{- . | nindent 12 }}
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: {{ $values.tmpSizeLimit | default $root.Values.tmpSizeLimit }}
+        {{- with .volumes | default "" | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
+        {{- with include "agentic.tls.volumes" . | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
 {{- end -}}
 
 {{/* The Service in front of every port of the service, named like the container ports. */}}
@@ -202,9 +221,30 @@ spec:
     {{- end }}
 {{- end -}}
 
-{{/* Probes: native gRPC for gRPC services, /health (liveness, startup) and /ready (readiness) for HTTP ones. Args: protocol, port. */}}
+{{/*
+Probes: native gRPC for gRPC services, /health (liveness, startup) and /ready (readiness) for HTTP ones. kubelet's
+gRPC probe speaks plaintext only: a gRPC server serving TLS (`tls`) is probed by the same health check over TLS,
+`python -m agentic_runtime.tls <port>` (standard library only, about 0.1 s). Args: protocol, port, tls.
+*/}}
 {{- define "agentic.probes" -}}
-{{- if eq .protocol "grpc" }}
+{{- if and (eq .protocol "grpc") .tls }}
+{{- $check := printf "exec: {command: [python, -m, agentic_runtime.tls, %s]}" (.port | toString | quote) }}
+startupProbe:
+  {{ $check }}
+  periodSeconds: 2
+  timeoutSeconds: 3
+  failureThreshold: 60
+livenessProbe:
+  {{ $check }}
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 3
+readinessProbe:
+  {{ $check }}
+  periodSeconds: 5
+  timeoutSeconds: 3
+  failureThreshold: 2
+{{- else if eq .protocol "grpc" }}
 startupProbe:
   grpc: {port: {{ .port }}}
   periodSeconds: 2

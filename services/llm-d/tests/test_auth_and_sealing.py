@@ -10,6 +10,7 @@ from agentic_core.errors import AuthenticationFailed, InvalidRequest
 from agentic_core.split.context import SplitContext
 from agentic_llm_d.auth import WorkloadAuth
 from agentic_llm_d.sealing import ContextSealer
+from agentic_runtime.logs import PRINCIPAL
 
 KEY = "signing-key-" + "k" * 64  # long enough for HS512 too, so only the algorithm differs
 TOKEN = "workload-token-" + "t" * 32
@@ -32,6 +33,8 @@ def test_the_tenant_is_default_without_the_header_and_bounded_with_it() -> None:
     auth = WorkloadAuth(TOKEN, "X-Agentic-Tenant", 8)
     assert auth.tenant(None) == "default"
     assert auth.tenant(" team-a ") == "team-a"
+    principal = PRINCIPAL.get()  # bound for the request's log lines
+    assert principal is not None and (principal.tenant, principal.subject) == ("team-a", "llm-d")
     for bad in ("", "  ", "much-too-long", "tab\there"):
         with pytest.raises(InvalidRequest):
             auth.tenant(bad)

@@ -87,6 +87,16 @@ async def test_a_second_persist_of_one_id_conflicts_and_changes_nothing(store: S
     assert _texts(await store.rehydrate(tenant, "resp_once")) == ["first"]
 
 
+async def test_a_retry_of_a_stored_turn_is_accepted_and_stores_nothing_twice(store: StateStore, pool,
+                                                                           tenant: str) -> None:
+    """A persist whose caller gave up waiting may have committed: the caller's retry of the very same turn is
+    told it is stored (and a conversation turn whose lease went with the first commit too)."""
+    turn = _turn(tenant, "resp_retried", None, ["q"], ["a"])
+    await store.persist_turn(turn)
+    await store.persist_turn(turn)
+    assert await pool.fetchval("SELECT count(*) FROM response_items WHERE tenant = $1", tenant) == 2
+
+
 async def test_a_failing_turn_leaves_nothing_behind(store: StateStore, pool, tenant: str) -> None:
     broken = _turn(tenant, "resp_broken", None, ["ok"], [])
     broken = dataclasses.replace(broken, output_items=[("msg_bad", "{not json")])

@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from agentic_local import model_server
 from agentic_local.processes import ChildProcess, free_port
 from agentic_local.stack import LocalStack, StackConfig
+from agentic_local.supervisor import ServiceKeepsDying, Supervisor
 
 
 def start_model_server(config: StackConfig, logs_dir: Path) -> ChildProcess:
@@ -61,9 +63,18 @@ def main() -> None:
         for name, url in stack.urls.items():
             print(f"{name}: {url}", flush=True)
         print(f"agentic is ready: {stack.base_url}  (logs under {stack.logs_dir}; Ctrl-C stops)", flush=True)
-        signal.pause()
+        supervisor = Supervisor(lambda: [*stack.children, *stack.infra_children(), *children],
+                                lambda line: print(line, flush=True))
+        while True:
+            time.sleep(0.5)
+            supervisor.check()
     except KeyboardInterrupt:
         pass
+    except ServiceKeepsDying as exc:
+        print(f"agentic: stopping: {exc}", file=sys.stderr, flush=True)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        stop_all()
+        sys.exit(1)
     except Exception as exc:  # a start-up failure: say why, leave nothing running
         print(f"agentic: failed to start: {exc}", file=sys.stderr, flush=True)
         signal.signal(signal.SIGINT, signal.SIG_IGN)

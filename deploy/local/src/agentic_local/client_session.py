@@ -86,8 +86,8 @@ def codex_config(settings: ClientSettings) -> str:
         f"base_url = {_toml_string(settings.gateway_url + '/v1')}",
         'wire_api = "responses"',
         f"env_key = {_toml_string(API_KEY_ENV)}",
-        # Plain HTTP + SSE: the gateway has no Responses WebSocket endpoint.
-        "supports_websockets = false",
+        # WebSocket mode: one connection for the session, each turn sends only its new input.
+        "supports_websockets = true",
         "",
         "[features]",
         "enable_request_compression = false",

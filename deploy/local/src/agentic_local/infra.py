@@ -18,7 +18,26 @@ POSTGRES_SYSTEM_USER = "embedded_postgres"  # postgres refuses to run as root
 DATABASE_NAME = "agentic"
 
 
-class EmbeddedPostgres:
+class _Pausable:
+    """Fault injection for tests: a paused server keeps its connections open and answers nothing, as a stalled one does."""
+
+    child: ChildProcess | None
+
+    def _processes(self) -> list[int]:
+        if self.child is None or not self.child.running:
+            return []
+        return _tree(self.child.process.pid)  # PostgreSQL serves each connection from a process of its own
+
+    def pause(self) -> None:
+        for pid in self._processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in reversed(self._processes()):
+            os.kill(pid, signal.SIGCONT)
+
+
+class EmbeddedPostgres(_Pausable):
     def __init__(self, data_dir: Path, logs_dir: Path) -> None:
         self.pgdata = data_dir / "postgres"
         self.logs_dir = logs_dir
@@ -84,8 +103,13 @@ class EmbeddedPostgres:
         if self.child is not None:
             self.child.stop(30.0)
 
+    def restart(self) -> None:
+        """Stop and start again on the same port, with the same data."""
+        self.stop()
+        self.start()
 
-class EmbeddedNats:
+
+class EmbeddedNats(_Pausable):
     def __init__(self, data_dir: Path, logs_dir: Path) -> None:
         self.store_dir = data_dir / "nats"
         self.logs_dir = logs_dir
@@ -112,6 +136,26 @@ class EmbeddedNats:
     def stop(self) -> None:
         if self.child is not None:
             self.child.stop(15.0)
+
+    def restart(self) -> None:
+        """Stop and start again on the same port, with the JetStream data kept."""
+        self.stop()
+        self.start()
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants, parents first (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree = [root]
+    for pid in tree:
+        tree += [child for child, parent in parents.items() if parent == pid]
+    return tree
 
 
 def _succeeds(argv: list[str]) -> bool:

@@ -55,17 +55,27 @@ class ChildProcess:
         self.name = name
         self.log_path = log_path
         self.stop_signal = stop_signal
+        self._argv, self._env, self._user = list(argv), env, user
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log_path, "ab")
-        self.process = subprocess.Popen(
-            list(argv),
+        self.process = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self._argv,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=env,
-            user=user,
+            env=self._env,
+            user=self._user,
             preexec_fn=die_with_parent,
         )
+
+    def restart(self) -> None:
+        """The same command again, appending to the same log (after it died)."""
+        if self._log.closed:
+            self._log = open(self.log_path, "ab")
+        self.process = self._spawn()
 
     @property
     def running(self) -> bool:

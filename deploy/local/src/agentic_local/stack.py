@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,8 +51,24 @@ def _port(requested: int, what: str) -> int:
     return requested
 
 
-def _grpc_serving(port: int) -> bool:
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+def _grpc_channel(port: int, env: Mapping[str, str]) -> grpc.Channel:
+    """Plaintext, or TLS as the services' own clients connect when `AGENTIC_GRPC_TLS_CA_FILE` is set
+    (agentic_runtime.tls; the launcher does not depend on the runtime)."""
+    target = f"127.0.0.1:{port}"
+    if not env.get("AGENTIC_GRPC_TLS_CA_FILE"):
+        return grpc.insecure_channel(target)
+
+    def read(name: str) -> bytes | None:
+        return Path(env[name]).read_bytes() if env.get(name) else None
+
+    credentials = grpc.ssl_channel_credentials(read("AGENTIC_GRPC_TLS_CA_FILE"), read("AGENTIC_GRPC_TLS_KEY_FILE"),
+                                               read("AGENTIC_GRPC_TLS_CERT_FILE"))
+    name = env.get("AGENTIC_GRPC_TLS_SERVER_NAME")
+    return grpc.secure_channel(target, credentials, options=[("grpc.ssl_target_name_override", name)] if name else [])
+
+
+def _grpc_serving(port: int, env: Mapping[str, str]) -> bool:
+    with _grpc_channel(port, env) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         reply: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]  # the stubs' HealthStub has no methods
             health_pb2.HealthCheckRequest(), timeout=1.0
@@ -77,6 +94,18 @@ def llm_d_secrets(data_dir: Path) -> tuple[str, str]:
         path.touch(mode=0o600)
         path.write_text(f"{stored_key}\n{stored_token}\n")
     return key or stored_key, token or stored_token
+
+
+def compaction_key(data_dir: Path) -> str:
+    """The executors' shared compaction key, generated once and kept: compaction items stay readable across restarts."""
+    key = os.environ.get("AGENTIC_EXECUTOR_COMPACTION_KEY")
+    if key:
+        return key
+    path = data_dir / "compaction.key"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(48) + "\n")
+    return path.read_text().strip()
 
 
 class LocalStack:
@@ -180,7 +209,7 @@ class LocalStack:
         for name in ("gateway", "tool-runner", "llm-d"):
             self.metrics_urls[name] = self.urls[name] + "/metrics"
         timeout = self.config.ready_timeout
-        wait_until(lambda: _grpc_serving(bridge_port), timeout, "mcp-bridge health", [bridge])
+        wait_until(lambda: _grpc_serving(bridge_port, self._env()), timeout, "mcp-bridge health", [bridge])
         wait_until(lambda: _http_ready(self.urls["tool-runner"] + "/ready"), timeout, "tool-runner /ready", [runner])
         wait_until(lambda: _http_ready(self.urls["llm-d"] + "/ready"), timeout, "llm-d /ready", [llm_d, state])
         wait_until(lambda: _http_ready(self.urls["gateway"] + "/ready"), timeout, "gateway /ready",
@@ -196,12 +225,16 @@ class LocalStack:
         return self._env(
             AGENTIC_EXECUTOR_HOST="127.0.0.1", AGENTIC_EXECUTOR_PORT=port, AGENTIC_EXECUTOR_METRICS_PORT=metrics_port,
             AGENTIC_EXECUTOR_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}",
-            AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"127.0.0.1:{self.ports['mcp_bridge']}", **self._upstream_env(), **env)
+            AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"127.0.0.1:{self.ports['mcp_bridge']}",
+            AGENTIC_EXECUTOR_COMPACTION_KEY=compaction_key(self.data_dir), **self._upstream_env(), **env)
 
     def _gateway_env(self, port: int, host: str = "127.0.0.1", **env: str) -> dict[str, str]:
-        return self._env(
-            AGENTIC_GATEWAY_HOST=host, AGENTIC_PORT=port, AGENTIC_GATEWAY_EXECUTOR_ADDRESS=f"127.0.0.1:{self.ports['executor']}",
-            AGENTIC_GATEWAY_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}", **self._upstream_env(), **env)
+        wiring: dict[str, str | int] = {
+            "AGENTIC_GATEWAY_HOST": host, "AGENTIC_PORT": port,
+            "AGENTIC_GATEWAY_EXECUTOR_ADDRESS": f"127.0.0.1:{self.ports['executor']}",
+            "AGENTIC_GATEWAY_STATE_ADDRESS": f"127.0.0.1:{self.ports['state']}", **self._upstream_env(),
+        }
+        return self._env(**{**wiring, **env})  # `env` may rewire (e.g. to another executor)
 
     def add_gateway(self, timeout: float = 60.0, **env: str) -> str:
         """One more gateway replica (the same executor and state); returns its base URL once ready."""
@@ -211,11 +244,13 @@ class LocalStack:
         wait_until(lambda: _http_ready(url + "/ready"), timeout, f"gateway-{port} /ready", [child])
         return url
 
-    def add_executor(self, timeout: float = 60.0, **env: str) -> ChildProcess:
-        """One more executor replica (gateways keep calling the first; it takes background turns too)."""
-        port = free_port()
-        child = self._spawn(f"executor-{port}", "agentic_executor", self._executor_env(port, free_port(), **env))
-        wait_until(lambda: _grpc_serving(port), timeout, f"executor-{port} health", [child])
+    def add_executor(self, timeout: float = 60.0, port: int = 0, **env: str) -> ChildProcess:
+        """One more executor replica (gateways keep calling the first; it takes background turns too). `port`: the
+        first one's, to stand in for it once it is gone, as a restarted pod does behind its Service."""
+        port = port or free_port()
+        child_env = self._executor_env(port, free_port(), **env)
+        child = self._spawn(f"executor-{port}", "agentic_executor", child_env)
+        wait_until(lambda: _grpc_serving(port, child_env), timeout, f"executor-{port} health", [child])
         return child
 
     def add_tool_runner(self, timeout: float = 60.0, **env: str) -> ChildProcess:
@@ -227,6 +262,29 @@ class LocalStack:
         self.tool_runners.append(child)
         wait_until(lambda: _http_ready(f"http://127.0.0.1:{port}/ready"), timeout, f"{name} /ready", [child])
         return child
+
+    def service(self, name: str) -> ChildProcess:
+        """A service this stack started, by its name (`executor`, `tool-runner`, `gateway-<port>`, …)."""
+        return next(child for child in self.children if child.name == name)
+
+    def is_ready(self, name: str) -> bool:
+        """The readiness probe of one of the first replicas (gRPC health for state, executor and mcp-bridge)."""
+        grpc_ports = {"state": self.ports["state"], "executor": self.ports["executor"], "mcp-bridge": self.ports["mcp_bridge"]}
+        if name in grpc_ports:
+            return _grpc_serving(grpc_ports[name], self._env())
+        return _http_ready(self.urls[name] + "/ready")
+
+    def restart_service(self, name: str, timeout: float = 60.0) -> None:
+        """Stop one of the first replicas if it still runs (dead or not), start it again on the same ports, wait for it."""
+        child = self.service(name)
+        if child.running:
+            child.stop()
+        child.restart()
+        wait_until(lambda: self.is_ready(name), timeout, f"{name} ready again", [child])
+
+    def infra_children(self) -> list[ChildProcess]:
+        """The embedded PostgreSQL and NATS this stack started (none when it was given servers)."""
+        return [server.child for server in (self.postgres, self.nats) if server is not None and server.child is not None]
 
     def stop(self) -> None:
         """Services first (they drain), then NATS, then PostgreSQL. Nothing is left running."""

@@ -60,10 +60,26 @@ class Conflict(AgenticError):
     error_type = "conflict_error"
 
 
+class RequestTimeout(AgenticError):
+    """The client did not send its request (headers or body) in time; the connection is closed after the answer."""
+
+    http_status = 408
+    error_type = "invalid_request_error"
+    default_code = "request_timeout"
+
+
 class PayloadTooLarge(AgenticError):
     http_status = 413
     error_type = "invalid_request_error"
     default_code = "request_too_large"
+
+
+class RateLimited(AgenticError):
+    """A per-caller or per-connection limit was reached; retrying later can succeed."""
+
+    http_status = 429
+    error_type = "rate_limit_error"
+    default_code = "rate_limit_exceeded"
 
 
 class UpstreamRejected(AgenticError):

@@ -18,6 +18,7 @@ import grpc
 
 from agentic_runtime.grpc_errors import error_from_rpc
 from agentic_runtime.grpc_server import CHANNEL_OPTIONS, is_serving
+from agentic_runtime.tls import channel_credentials, channel_options, transport_security
 from agentic_runtime.tracing import carrier
 
 Request = TypeVar("Request")
@@ -39,8 +40,13 @@ CLIENT_OPTIONS = (
 
 
 def peer_channel(target: str) -> grpc.aio.Channel:
-    """A channel that spreads calls over every address of `target` (`host:port`, `dns:///host:port`, `ipv4:a:p,b:p`)."""
-    return grpc.aio.insecure_channel(target, options=CLIENT_OPTIONS)
+    """A channel that spreads calls over every address of `target` (`host:port`, `dns:///host:port`, `ipv4:a:p,b:p`);
+    TLS (mTLS with a certificate) when `AGENTIC_GRPC_TLS_CA_FILE` is set."""
+    security = transport_security()
+    credentials = channel_credentials(security)
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=CLIENT_OPTIONS)
+    return grpc.aio.secure_channel(target, credentials, options=(*CLIENT_OPTIONS, *channel_options(security)))
 
 
 class ReplyStream(Generic[Message]):

@@ -11,9 +11,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
+import orjson
 from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable, UpstreamTimeout
 from opentelemetry import context as otel_context
 
+from agentic_runtime.logs import bind_principal
 from agentic_runtime.tracing import context_from
 
 log = logging.getLogger(__name__)
@@ -39,12 +41,32 @@ def status_code_for(error: AgenticError) -> grpc.StatusCode:
     return _STATUS_CODES.get(error.http_status, grpc.StatusCode.INTERNAL)
 
 
+# The error travels in trailers, which share gRPC's metadata limit (8 KiB by default) with everything else: a
+# message that quotes a client's input is cut to fit, else the peer sees a transport error instead of ours.
+MAX_ERROR_MESSAGE_CHARS = 1024
+_MAX_ERROR_BODY_BYTES = 4 * MAX_ERROR_MESSAGE_CHARS
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_MESSAGE_CHARS else text[:MAX_ERROR_MESSAGE_CHARS] + "…"
+
+
+def error_trailers(error: AgenticError) -> tuple[str, tuple[tuple[str, str | bytes], ...]]:
+    """The status details and trailing metadata that carry `error`, within the metadata limit."""
+    body = error.body()
+    if len(body) > _MAX_ERROR_BODY_BYTES:
+        shape = error.to_dict()
+        fields = shape["error"]
+        for key in ("message", "param", "code"):
+            if isinstance(fields.get(key), str):
+                fields[key] = _short(fields[key])
+        body = orjson.dumps(shape)
+    return _short(error.message), ((ERROR_BODY_KEY, body), (HTTP_STATUS_KEY, str(error.http_status)))
+
+
 async def _abort(context: _Context, error: AgenticError) -> None:
-    await context.abort(
-        status_code_for(error),
-        error.message,
-        trailing_metadata=((ERROR_BODY_KEY, error.body()), (HTTP_STATUS_KEY, str(error.http_status))),
-    )
+    details, trailers = error_trailers(error)
+    await context.abort(status_code_for(error), details, trailing_metadata=trailers)
 
 
 def _continue_trace(context: _Context) -> None:
@@ -62,6 +84,13 @@ async def _fail(context: _Context, method: str, exc: Exception) -> None:
     await context.abort(grpc.StatusCode.INTERNAL, "internal error")
 
 
+def _name_principal(request: Any) -> None:
+    """The log lines of a call made for a principal name it (tenant, subject, key id; never a secret)."""
+    principal = getattr(request, "principal", None)
+    if principal is not None and principal.tenant:
+        bind_principal(principal)
+
+
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """Maps `AgenticError` to its status; anything else becomes a sanitised INTERNAL."""
 
@@ -75,6 +104,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
 
             async def unary_unary(request: Any, context: _Context) -> Any:
                 _continue_trace(context)
+                _name_principal(request)
                 try:
                     return await inner_unary(request, context)
                 except Exception as exc:
@@ -90,6 +120,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
 
             async def unary_stream(request: Any, context: _Context) -> AsyncIterator[Any]:
                 _continue_trace(context)
+                _name_principal(request)
                 try:
                     async for message in inner_stream(request, context):
                         yield message

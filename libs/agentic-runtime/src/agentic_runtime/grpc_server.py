@@ -11,6 +11,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from agentic_runtime.grpc_errors import ErrorInterceptor
+from agentic_runtime.tls import server_credentials, transport_security
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,11 @@ class GrpcService:
         register(self.server)
 
     async def start(self, host: str, port: int) -> int:
-        bound = self.server.add_insecure_port(f"{host}:{port}")
+        credentials = server_credentials(transport_security())  # TLS when a certificate is set
+        if credentials is None:
+            bound = self.server.add_insecure_port(f"{host}:{port}")
+        else:
+            bound = self.server.add_secure_port(f"{host}:{port}", credentials)
         await self.server.start()
         return bound
 

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentic_runtime.tracing import context_from, tracer
@@ -28,6 +29,7 @@ JSON = "application/json"
 ErrorShape = Callable[[AgenticError], Response]
 ErrorObserver = Callable[[Request, int], None]
 _STATUS_MESSAGES = {404: "Unknown request URL", 405: "Method not allowed"}
+CLIENT_CLOSED_REQUEST = 499  # nginx's name for it: counted in metrics, never sent
 
 
 def openai_error_response(error: AgenticError) -> Response:
@@ -119,7 +121,10 @@ def install_error_handlers(app: FastAPI, shapes: ErrorShapes, observe: ErrorObse
             observe(request, error.http_status)
         if error.http_status >= 500:
             log.warning("%s %s failed (%d): %s", request.method, request.url.path, error.http_status, error.message)
-        return shapes.for_path(request.url.path)(error)
+        response = shapes.for_path(request.url.path)(error)
+        if error.http_status == 408:  # the rest of the body may still be on its way: this connection is done
+            response.headers["connection"] = "close"
+        return response
 
     async def on_agentic_error(request: Request, error: Exception) -> Response:
         assert isinstance(error, AgenticError)
@@ -133,7 +138,15 @@ def install_error_handlers(app: FastAPI, shapes: ErrorShapes, observe: ErrorObse
         assert isinstance(exc, RequestValidationError)
         return answer(request, _validation_error(exc))
 
+    async def on_client_gone(request: Request, exc: Exception) -> Response:
+        # The client went away while sending its body: its choice, not our failure (no one reads this answer).
+        log.info("%s %s: the client disconnected before its request arrived", request.method, request.url.path)
+        if observe is not None:
+            observe(request, CLIENT_CLOSED_REQUEST)
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
+
     app.add_exception_handler(AgenticError, on_agentic_error)
+    app.add_exception_handler(ClientDisconnect, on_client_gone)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_middleware(UnexpectedErrors, shapes=shapes, observe=observe)

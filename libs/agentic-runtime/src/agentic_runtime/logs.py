@@ -5,10 +5,19 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from contextvars import ContextVar
 
 import orjson
+from agentic.v1 import common_pb2
 
 from agentic_runtime.tracing import configure_tracing, current_ids
+
+# Who the current request is for: its log lines name the tenant, subject and key id (never a secret or token).
+PRINCIPAL: ContextVar[common_pb2.Principal | None] = ContextVar("principal", default=None)
+
+
+def bind_principal(principal: common_pb2.Principal) -> None:
+    PRINCIPAL.set(principal)
 
 
 class JsonFormatter(logging.Formatter):
@@ -27,6 +36,11 @@ class JsonFormatter(logging.Formatter):
         ids = current_ids()
         if ids is not None:
             entry["trace_id"], entry["span_id"] = ids
+        principal = PRINCIPAL.get()
+        if principal is not None:
+            entry["tenant"], entry["subject"] = principal.tenant, principal.subject
+            if principal.key_id:
+                entry["key_id"] = principal.key_id
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()

@@ -5,13 +5,83 @@ from __future__ import annotations
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+MIN_SECRET_BYTES = 32
+
+
+def check_secret_strength(secret: SecretStr, name: str) -> None:
+    """A shared key or token: at least 32 bytes, no whitespace inside (a pasted line break is a mistake)."""
+    value = secret.get_secret_value().encode()
+    if len(value.strip()) < MIN_SECRET_BYTES or any(byte in b" \t\r\n" for byte in value.strip()):
+        raise ValueError(f"{name} must be at least {MIN_SECRET_BYTES} bytes with no whitespace")
+
 
 def fixed_env(name: str) -> AliasChoices:
     """A setting whose env var name is fixed by the design (no service prefix)."""
     return AliasChoices(name)
 
 
-class ServiceSettings(BaseSettings):
+class TransportSecuritySettings(BaseSettings):
+    """TLS between services (gRPC, NATS) and NATS credentials: fixed names, the same in every service
+    (docs/security.md). `agentic_runtime.tls` reads them from the environment where channels are made."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    grpc_tls_cert_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_GRPC_TLS_CERT_FILE"),
+        description="PEM certificate (chain) of this service: its gRPC server serves TLS with it (with "
+                    "`AGENTIC_GRPC_TLS_KEY_FILE`), and its gRPC clients present it when the server asks (mTLS).",
+    )
+    grpc_tls_key_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_GRPC_TLS_KEY_FILE"),
+        description="PEM private key of `AGENTIC_GRPC_TLS_CERT_FILE`.",
+    )
+    grpc_tls_ca_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_GRPC_TLS_CA_FILE"),
+        description="PEM CA bundle: set, gRPC clients connect with TLS and verify the server's certificate and name "
+                    "against it; servers with `AGENTIC_GRPC_TLS_CLIENT_AUTH` verify clients' certificates against it.",
+    )
+    grpc_tls_client_auth: bool = Field(
+        default=False, validation_alias=fixed_env("AGENTIC_GRPC_TLS_CLIENT_AUTH"),
+        description="gRPC servers require a client certificate signed by `AGENTIC_GRPC_TLS_CA_FILE` (mTLS).",
+    )
+    grpc_tls_server_name: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_GRPC_TLS_SERVER_NAME"),
+        description="gRPC clients check the server's certificate for this name instead of the address's host "
+                    "(tests, or addresses that are IPs).",
+    )
+    nats_tls_ca_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_TLS_CA_FILE"),
+        description="PEM CA bundle: set, NATS clients connect with TLS and verify the server against it "
+                    "(a `tls://` URL without it uses the system's CAs).",
+    )
+    nats_tls_cert_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_TLS_CERT_FILE"),
+        description="PEM client certificate for NATS servers that verify clients (with `AGENTIC_NATS_TLS_KEY_FILE`).",
+    )
+    nats_tls_key_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_TLS_KEY_FILE"),
+        description="PEM private key of `AGENTIC_NATS_TLS_CERT_FILE`.",
+    )
+    nats_user: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_USER"), description="NATS user name (with the password).",
+    )
+    nats_password: SecretStr | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_PASSWORD"), description="NATS password.",
+    )
+    nats_token: SecretStr | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_TOKEN"), description="NATS authentication token.",
+    )
+    nats_creds_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_CREDS_FILE"),
+        description="NATS credentials file (a user JWT and NKey seed, as `nsc` writes it).",
+    )
+    nats_nkey_seed_file: str | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_NATS_NKEY_SEED_FILE"),
+        description="File holding a NATS NKey seed (NKey authentication without a JWT).",
+    )
+
+
+class ServiceSettings(TransportSecuritySettings):
     """Settings every service has. Subclasses set `env_prefix` to `AGENTIC_<SERVICE>_`."""
 
     model_config = SettingsConfigDict(env_prefix="AGENTIC_", extra="ignore", frozen=True)
@@ -19,7 +89,12 @@ class ServiceSettings(BaseSettings):
     log_level: str = Field(
         default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"), description="Log level of every service (JSON logs on stderr)."
     )
-    drain_seconds: float = Field(default=10.0, gt=0, description="How long SIGTERM waits for in-flight work.")
+    drain_seconds: float = Field(
+        default=10.0, gt=0,
+        description="After SIGTERM (and `UNREADY_SECONDS`), how long in-flight work may still run; what runs past "
+                    "it is cut (a cut stream ends with an error event and stores nothing). HTTP services exit within "
+                    "unready + drain + 1 s.",
+    )
     unready_seconds: float = Field(
         default=0.0, ge=0,
         description="After SIGTERM, how long readiness fails while work is still accepted, so that load balancers "

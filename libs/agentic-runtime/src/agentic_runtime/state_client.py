@@ -53,6 +53,12 @@ class StateClient:
                     raise
             await asyncio.sleep(_LOCK_RETRY_SECONDS)
 
+    async def renew_conversation_turn(
+        self, principal: common_pb2.Principal, conversation_id: str, lease_token: str, lease_seconds: float
+    ) -> None:
+        await self.peer.call(self.stub.RenewConversationTurn, state_pb2.BeginConversationTurnRequest(
+            principal=principal, conversation_id=conversation_id, lease_token=lease_token, lease_seconds=lease_seconds))
+
     async def end_conversation_turn(self, principal: common_pb2.Principal, conversation_id: str, lease_token: str) -> None:
         await self.peer.call(
             self.stub.EndConversationTurn,

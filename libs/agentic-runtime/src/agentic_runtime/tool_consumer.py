@@ -3,8 +3,10 @@
 At-least-once without double side effects: a finished call's result is kept
 in a KV bucket before the message is acked, so a redelivery (the runner died
 after finishing) is answered from there instead of running the tool again; a
-call whose deadline passed is dropped unrun. Long calls heartbeat so that they
-are not redelivered while still running.
+call whose deadline passed is dropped unrun. Running calls heartbeat
+(`in_progress`) every few seconds, so that a short ack wait redelivers the
+calls of a dead runner soon, and never those of a live one. A stalled broker
+delays an answer (every request to it is retried), never loses its ack.
 """
 
 from __future__ import annotations
@@ -12,20 +14,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
+from agentic.v1 import common_pb2
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import BadRequestError, KeyNotFoundError, NoStreamResponseError, NotFoundError
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from prometheus_client import Counter, Gauge, Histogram
 
-from agentic_runtime.nats import ensure_key_value
+from agentic_runtime.logs import bind_principal
+from agentic_runtime.nats import ensure_key_value, retrying
 from agentic_runtime.tool_protocol import (
     REPLY_HEADER,
     TOOL_RESULTS_BUCKET,
@@ -77,6 +83,7 @@ class KindConsumer:
         max_deliveries: int,
         backoff: list[float],
         lag_poll_seconds: float,
+        heartbeat_seconds: float | None = None,
         durable: str | None = None,
     ) -> None:
         self.client = client
@@ -86,6 +93,8 @@ class KindConsumer:
         self.durable = durable or durable_name(handler.kind)
         self.concurrency = concurrency
         self.ack_wait = ack_wait
+        # A beat must land well inside the ack wait, or a running call is redelivered.
+        self.heartbeat_seconds = min(heartbeat_seconds or ack_wait / 3, ack_wait / 2)
         self.max_deliveries = max(max_deliveries, len(backoff) + 1)
         self.backoff = backoff
         self.lag_poll_seconds = lag_poll_seconds
@@ -93,11 +102,15 @@ class KindConsumer:
         self._slots = asyncio.Semaphore(concurrency)
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        # Deliveries of the calls running here, by dispatch id: a redelivery that arrives while the call still runs
+        # (its heartbeats were held up by a stalled broker) joins the running call instead of running it again.
+        self._running: dict[str, list[Msg]] = {}
 
     async def start(self) -> None:
         # A dedupe cache of recent results: kept in memory, it costs a call no disk write.
         self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, in_memory=True)
         config = ConsumerConfig(
+            name=self.durable,
             durable_name=self.durable,
             filter_subject=subject_for(self.kind),
             ack_policy=AckPolicy.EXPLICIT,
@@ -106,10 +119,19 @@ class KindConsumer:
             max_deliver=self.max_deliveries,
             backoff=self.backoff or None,
         )
+        try:  # create, or update an existing durable to this ack wait and these redeliveries
+            await self.jetstream.add_consumer(TOOLS_STREAM_NAME, config)
+        except BadRequestError as exc:  # a durable made with other fixed fields: keep it as it is
+            log.warning("the %s consumer keeps its own settings: %s", self.durable, exc)
         self.subscription = await self.jetstream.pull_subscribe(
             subject_for(self.kind), durable=self.durable, stream=TOOLS_STREAM_NAME, config=config
         )
-        self._tasks = [asyncio.create_task(self._fetch_loop()), asyncio.create_task(self._export_lag())]
+        self._tasks = [self._spawn(self._fetch_loop()), self._spawn(self._export_lag())]
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(work)
+        task.add_done_callback(_log_failure)
+        return task
 
     async def stop(self, drain_seconds: float) -> None:
         """Stop taking calls, give running ones `drain_seconds`, leave the rest to be redelivered."""
@@ -144,7 +166,7 @@ class KindConsumer:
             for _ in range(free - len(messages)):
                 self._slots.release()
             for message in messages:
-                task = asyncio.create_task(self._handle(message))
+                task = self._spawn(self._handle(message))
                 self.active.add(task)
                 task.add_done_callback(self._finished)
 
@@ -159,36 +181,60 @@ class KindConsumer:
             log.warning("dropping a malformed %s call", self.kind)
             await message.term()
             return
-        reply = (message.headers or {}).get(REPLY_HEADER)
+        if call.tenant:  # this task's log lines name the tenant the call runs for
+            bind_principal(common_pb2.Principal(tenant=call.tenant))
+        joined = self._running.get(call.call_id)
+        if joined is not None:  # still running here: acknowledged with the first delivery when it finishes
+            joined.append(message)
+            await message.in_progress()
+            return
+        deliveries = self._running[call.call_id] = [message]
+        heartbeat = self._spawn(self._heartbeat(deliveries))
+        try:
+            await self._handle_once(call, (message.headers or {}).get(REPLY_HEADER))
+        finally:
+            heartbeat.cancel()
+            del self._running[call.call_id]
+        for delivery in deliveries:
+            await self._ack(delivery)
+
+    async def _handle_once(self, call: ToolCall, reply: str | None) -> None:
+        """Answers the call (from the stored result, or by running it) unless its deadline has passed."""
         if call.expired():
             DROPPED_EXPIRED.labels(kind=self.kind).inc()
-            await message.ack()
             return
-        stored = await self._stored_result(call.call_id)
+        try:
+            stored = await retrying(lambda left: self._stored_result(call.call_id, left), _monotonic_deadline(call),
+                                    f"looking up the stored result of a {self.kind} call")
+        except TimeoutError:  # the deadline passed while the broker stalled: nobody waits for the answer any more
+            DROPPED_EXPIRED.labels(kind=self.kind).inc()
+            return
         if stored is not None:
             REPLAYED.labels(kind=self.kind).inc()
             await self._answer(reply, stored)
-            await message.ack()
             return
         # This task exists for this call alone: the call's span stays current in it, no detach needed.
         span = _tracer.start_span(f"tool {call.kind}", context=context_from(call.trace), kind=SpanKind.CONSUMER,
                                   attributes={"agentic.tool": call.tool, "agentic.call_id": call.call_id})
         otel_context.attach(trace.set_span_in_context(span))
         log.info("running %s call %s", call.tool, call.call_id)
-        heartbeat = asyncio.create_task(self._heartbeat(message))
         IN_FLIGHT.labels(kind=self.kind).inc()
         started = time.perf_counter()
         try:
             result = await self._run(call)
         finally:
-            heartbeat.cancel()
             IN_FLIGHT.labels(kind=self.kind).dec()
             span.end()
         CALLS.labels(kind=self.kind, status=result.status).observe(time.perf_counter() - started)
         payload = result.to_json()
-        await self.results.put(result_key(call.call_id), payload)
+        # Kept before the ack, so that a redelivery is answered from here; retried through a broker stall (the
+        # heartbeat holds the message meanwhile). Past the result's own bound, the answer goes out unkept.
+        try:
+            await retrying(lambda left: self._keep(result_key(call.call_id), payload, left),
+                           max(_monotonic_deadline(call), time.monotonic() + self.ack_wait), "keeping a tool result")
+        except Exception as exc:
+            log.error("the result of %s call %s could not be kept: %r", call.tool, call.call_id, exc)
         await self._answer(reply, payload)
-        await message.ack()
 
     async def _run(self, call: ToolCall) -> ToolResult:
         try:
@@ -199,21 +245,55 @@ class KindConsumer:
             log.exception("the %s tool failed", call.tool)
             return ToolResult.error(call.call_id, f"The {call.tool} tool failed: {type(exc).__name__}.")
 
-    async def _stored_result(self, call_id: str) -> bytes | None:
+    async def _stored_result(self, call_id: str, timeout: float) -> bytes | None:
         try:
-            entry = await self.results.get(result_key(call_id))
+            return await self._get(call_id, timeout)
+        except (NotFoundError, NoStreamResponseError, NoRespondersError):
+            await self._recreate_results()
+            return await self._get(call_id, timeout)
+
+    async def _get(self, call_id: str, timeout: float) -> bytes | None:
+        try:
+            entry = await asyncio.wait_for(self.results.get(result_key(call_id)), timeout)
         except KeyNotFoundError:
             return None
         return entry.value or None
 
-    async def _answer(self, reply: str | None, payload: bytes) -> None:
-        if reply:
-            await self.client.publish(reply, payload)
+    async def _keep(self, key: str, payload: bytes, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.results.put(key, payload), timeout)
+        except (NoStreamResponseError, NoRespondersError):
+            await self._recreate_results()
+            raise
 
-    async def _heartbeat(self, message: Msg) -> None:
+    async def _recreate_results(self) -> None:
+        """The in-memory result bucket does not survive a broker restart: made again, and the request retried."""
+        log.warning("the %s result bucket is gone (a broker restart?): making it again", TOOL_RESULTS_BUCKET)
+        self.results = await ensure_key_value(self.client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, in_memory=True)
+
+    async def _answer(self, reply: str | None, payload: bytes) -> None:
+        # A core publish is buffered by the client through a stall or a reconnect; it fails only when closed.
+        if reply:
+            try:
+                await self.client.publish(reply, payload)
+            except Exception as exc:
+                log.warning("answering a %s call failed: %r", self.kind, exc)
+
+    async def _ack(self, message: Msg) -> None:
+        try:
+            await message.ack()
+        except Exception as exc:  # the connection is gone: the call is redelivered and answered from the stored result
+            log.warning("acknowledging a %s call failed: %r", self.kind, exc)
+
+    async def _heartbeat(self, deliveries: list[Msg]) -> None:
+        """`in_progress` on every delivery of a running call, so that none is redelivered while it runs."""
         while True:
-            await asyncio.sleep(self.ack_wait / 3)
-            await message.in_progress()
+            await asyncio.sleep(self.heartbeat_seconds)
+            for message in deliveries:
+                try:
+                    await message.in_progress()
+                except Exception as exc:  # a missed beat is retried at the next one
+                    log.debug("heartbeat of a %s call failed: %r", self.kind, exc)
 
     async def _export_lag(self) -> None:
         while True:
@@ -224,3 +304,14 @@ class KindConsumer:
             except Exception as exc:
                 log.debug("consumer info for %s failed: %s", self.kind, exc)
             await asyncio.sleep(self.lag_poll_seconds)
+
+
+def _monotonic_deadline(call: ToolCall) -> float:
+    """The call's deadline on the monotonic clock (a call without one: as long as its result is kept)."""
+    return time.monotonic() + min(call.seconds_left(), TOOL_RESULTS_TTL_SECONDS)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """Every task's exception is collected: a failure is logged, never left for the loop to report at exit."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("a tool consumer task failed", exc_info=exc)

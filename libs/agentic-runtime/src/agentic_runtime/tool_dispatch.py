@@ -2,7 +2,10 @@
 
 Delivery is at least once, so a result may arrive twice (a runner died after
 answering and the call was redelivered): the first result per dispatch id wins,
-later ones are counted and dropped.
+later ones are counted and dropped. A stalled or restarting broker delays a
+call within its deadline: every request is retried, the publish under one
+message id (JetStream keeps one copy), and an answer lost in a restart is
+found in the runners' result store.
 """
 
 from __future__ import annotations
@@ -22,15 +25,26 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.errors import NotFoundError
+from nats.js.kv import KeyValue
 from prometheus_client import Counter, Histogram
 
-from agentic_runtime.tool_protocol import MSG_ID_HEADER, REPLY_HEADER, TOOLS_STREAM_NAME, durable_name, msg_id, subject_for
+from agentic_runtime.nats import REQUEST_TIMEOUT_SECONDS, retrying
+from agentic_runtime.tool_protocol import (
+    MSG_ID_HEADER,
+    REPLY_HEADER,
+    TOOL_RESULTS_BUCKET,
+    TOOLS_STREAM_NAME,
+    durable_name,
+    msg_id,
+    result_key,
+    subject_for,
+)
 from agentic_runtime.tracing import carrier
 
 log = logging.getLogger(__name__)
 
 _RUNNER_CACHE_SECONDS = (10.0, 1.0)  # how long a found / missing consumer is remembered
-_BROKER_TIMEOUT_SECONDS = 5.0  # the most a JetStream request of one call may take
+_RESULT_POLL_SECONDS = 5.0  # how often a call waiting for its answer looks for a kept result instead
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +76,7 @@ class ToolDispatcher:
         self.pending: dict[str, asyncio.Future[ToolResult]] = {}
         self._runners: dict[str, tuple[bool, float]] = {}
         self._subscription: Subscription | None = None
+        self._results: KeyValue | None = None
 
     async def start(self) -> None:
         self._subscription = await self.client.subscribe(self.inbox + ".*", cb=self._on_result)
@@ -83,7 +98,7 @@ class ToolDispatcher:
             return
         future.set_result(result)
 
-    async def has_runner(self, kind: str, timeout: float = _BROKER_TIMEOUT_SECONDS) -> bool:
+    async def has_runner(self, kind: str, timeout: float = REQUEST_TIMEOUT_SECONDS) -> bool:
         """Whether the durable consumer of `kind` exists; raises when the broker does not answer."""
         known = self._runners.get(kind)
         now = time.monotonic()
@@ -107,10 +122,14 @@ class ToolDispatcher:
         return result
 
     async def _call(self, call: ToolCall, timeout: float) -> ToolResult:
-        broker_timeout = min(timeout, _BROKER_TIMEOUT_SECONDS)
+        # A stalled broker delays the call, within its own deadline: each request is retried until then.
+        deadline = time.monotonic() + timeout
         try:
-            runner = await self.has_runner(call.kind, broker_timeout)
-        except Exception as exc:  # the broker did not answer the lookup: a failed tool call, never a failed response
+            runner = await retrying(lambda left: self.has_runner(call.kind, left), deadline, f"looking up the {call.kind} runner")
+        except TimeoutError:
+            return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched within {timeout:g} s: "
+                                                  "the message broker did not answer.")
+        except Exception as exc:  # a broker failure is a failed tool call, never a failed response
             log.warning("looking up the %s runner failed: %r", call.kind, exc)
             return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
         if not runner:
@@ -118,17 +137,49 @@ class ToolDispatcher:
         future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self.pending[call.call_id] = future
         try:
-            # The call id is the model's or a coordinator's (any characters): it travels in the payload only.
-            headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", MSG_ID_HEADER: msg_id(call.call_id)}
-            await self.jetstream.publish(subject_for(call.kind), call.to_json(), headers=headers, timeout=broker_timeout)
-            return await asyncio.wait_for(future, timeout)
+            return await self._publish_and_wait(call, future, deadline, timeout)
+        finally:
+            self.pending.pop(call.call_id, None)
+
+    async def _publish_and_wait(self, call: ToolCall, future: asyncio.Future[ToolResult], deadline: float,
+                                timeout: float) -> ToolResult:
+        # The call id is the model's or a coordinator's (any characters): it travels in the payload only.
+        # One message id for every try: JetStream keeps a single copy of a publish that is retried.
+        headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", MSG_ID_HEADER: msg_id(call.call_id)}
+        payload = call.to_json()
+
+        async def publish(left: float) -> None:
+            if not future.done():  # an earlier try got through and the runner already answered
+                await self.jetstream.publish(subject_for(call.kind), payload, headers=headers, timeout=left)
+
+        try:
+            await retrying(publish, deadline, f"publishing a {call.kind} call")
         except TimeoutError:
-            return ToolResult.error(call.call_id, f"The {call.tool} tool did not finish within {timeout:g} s.")
+            return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched within {timeout:g} s: "
+                                                  "the message broker did not answer.")
         except Exception as exc:  # a broker failure is a failed tool call, never a failed response
             log.warning("dispatching %s failed: %r", call.tool, exc)
             return ToolResult.error(call.call_id, f"The {call.tool} tool could not be dispatched.")
-        finally:
-            self.pending.pop(call.call_id, None)
+        # The answer is a core message, lost if the broker restarts as it is sent: the kept result is looked up too.
+        while not future.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return ToolResult.error(call.call_id, f"The {call.tool} tool did not finish within {timeout:g} s.")
+            await asyncio.wait({future}, timeout=min(left, _RESULT_POLL_SECONDS))
+            if not future.done() and (kept := await self._kept_result(call.call_id)) is not None:
+                return kept
+        return future.result()
+
+    async def _kept_result(self, call_id: str) -> ToolResult | None:
+        """The result a runner kept for this call (`TOOL_RESULTS_BUCKET`), if the broker answers at once."""
+        try:
+            if self._results is None:
+                self._results = await self.jetstream.key_value(TOOL_RESULTS_BUCKET)
+            entry = await asyncio.wait_for(self._results.get(result_key(call_id)), REQUEST_TIMEOUT_SECONDS)
+            return ToolResult.from_json(entry.value) if entry.value else None
+        except Exception as exc:  # none kept yet, or the broker is away: the answer may still come
+            log.debug("no kept result of %s: %r", call_id, exc)
+            return None
 
 
 class CallBudget:

@@ -66,6 +66,11 @@ class BackgroundTurns:
         if not context.request.store:
             raise InvalidRequest("Background responses must be stored: `background: true` needs `store: true`.",
                                  param="background", code="invalid_value")
+        # What the turn continues must be the caller's: refused now (404), as a foreground turn would be, not queued.
+        if context.request.previous_response_id:
+            await self.state.rehydrate(context.principal, context.request.previous_response_id)
+        elif context.conversation_id:
+            await self.state.conversation_history(context.principal, context.conversation_id)
         queued = response_object(context, TurnSoFar(), TurnEnding("queued"))
         await self.state.background("CreateBackground", context.principal, context.response_id,
                                     response=orjson.dumps(queued))

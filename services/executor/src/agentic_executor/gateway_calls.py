@@ -15,6 +15,8 @@ from agentic_core.tools.public_items import GatewayCallView, function_call_outpu
 from agentic_core.tools.registry import ToolBinding, ToolRegistry
 from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
 
+from agentic_executor.usage import ToolTally
+
 Item = dict[str, Any]
 Event = dict[str, Any]
 
@@ -73,6 +75,7 @@ class GatewayCalls:
         self.tenant = tenant
         self.include = include
         self.budget = CallBudget(max_tool_calls)
+        self.tally = ToolTally()  # for the turn's usage record
 
     def is_gateway_call(self, item: Item) -> bool:
         return is_gateway_call(item, self.registry)
@@ -86,10 +89,12 @@ class GatewayCalls:
         """Every call gets a result, in order (refusals too)."""
         if not calls:
             return []
-        return await run_gateway_calls(
-            self.dispatcher, self.registry, list(calls), response_id=self.response_id, tenant=self.tenant,
-            timeout=self.policy.call_timeout_seconds, max_concurrent=self.policy.max_concurrent_calls, budget=self.budget,
-        )
+        with self.tally.timing(calls, self.binding):
+            return await run_gateway_calls(
+                self.dispatcher, self.registry, list(calls), response_id=self.response_id, tenant=self.tenant,
+                timeout=self.policy.call_timeout_seconds, max_concurrent=self.policy.max_concurrent_calls,
+                budget=self.budget,
+            )
 
     def place(self, calls: Sequence[Item], first_index: int) -> list[PlacedCall]:
         placed, index = [], first_index

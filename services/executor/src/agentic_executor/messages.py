@@ -7,7 +7,7 @@ answers them in Anthropic's shape on the Messages routes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import orjson
 from agentic.v1 import executor_pb2
@@ -26,7 +26,7 @@ class MessagesTurns:
     def __init__(self, runner: TurnRunner) -> None:
         self.runner = runner
 
-    async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncIterator[executor_pb2.ExecuteEvent]:
+    async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncGenerator[executor_pb2.ExecuteEvent, None]:
         payload = parse_json_object(request.request_json)
         body = responses_request_from_messages(payload)  # handed to the turn parsed: it is read once
         if not request.stream:

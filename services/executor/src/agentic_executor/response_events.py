@@ -58,18 +58,26 @@ class ResponseEvents:
         """The events after `starting_after`, then live ones, up to the terminal event. `ended`: the response has
         already ended, so its events must all be kept still."""
         if ended and await self._last(response_id) is None:
-            raise InvalidRequest("The events of this response are no longer kept; retrieve it without `stream`.",
-                                 param="stream", code="events_expired")
+            raise _expired()
         subscription = await self.jetstream.subscribe(events_subject(response_id), ordered_consumer=True,
                                                       deliver_policy=DeliverPolicy.ALL)
         try:
+            first = True
             while True:
                 message = await subscription.next_msg(timeout=None)
                 headers = message.headers or {}
                 event_type, sequence = headers.get(_TYPE_HEADER, ""), int(headers.get(_SEQUENCE_HEADER, "0"))
+                if first and sequence > starting_after + 1:
+                    raise _expired()  # the oldest kept event is past the ones asked for: a gap, never relayed
+                first = False
                 if sequence > starting_after:
                     yield event_type, sequence, message.data
                 if event_type in TERMINAL_EVENTS:
                     return
         finally:
             await subscription.unsubscribe()
+
+
+def _expired() -> InvalidRequest:
+    return InvalidRequest("The events of this response asked for are past their retention and no longer kept; "
+                          "retrieve the response without `stream`.", param="stream", code="events_expired")

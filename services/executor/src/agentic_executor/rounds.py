@@ -23,6 +23,7 @@ from agentic_core.responses.stream import EventSequencer, PublicEvent, RoundOutc
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 
+from agentic_executor.compaction import ContextGuard, Guarded
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, PlacedCall, Shown, ToolPolicy
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.upstream import UpstreamClient
@@ -59,15 +60,24 @@ class _OpenRound:
 
 
 class Rounds:
-    def __init__(self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute) -> None:
+    def __init__(
+        self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute,
+        guard: ContextGuard | None = None,
+    ) -> None:
         self.upstream = upstream
         self.calls = calls
         self.policy = policy
         self.route = route
+        self.guard = guard  # before each round: compaction over the threshold, the context window
+        self.counted: TurnSoFar | None = None  # the turn as of its last round answered: its usage, should it be cut short
 
     async def run_json(self, body: dict[str, Any], so_far: TurnSoFar) -> TurnDone:
         """Rounds until one ends the turn (the last allowed round always does)."""
         while True:
+            guarded = await self._guarded(body, so_far, started=so_far.rounds > 0)
+            if isinstance(guarded, TurnDone):
+                return guarded
+            body, so_far = guarded.body, guarded.so_far
             result = await self.json_round(body, so_far)
             if isinstance(result, TurnDone):
                 TOOL_ROUNDS.observe(result.so_far.rounds)
@@ -80,6 +90,18 @@ class Rounds:
         """The turn's public events, `opening` first once the model server answered, then how it ended."""
         pending_opening: list[Event] | None = opening
         while True:
+            guarded = await self._guarded(body, so_far, started=pending_opening is None)
+            if isinstance(guarded, TurnDone):
+                yield guarded
+                return
+            body, so_far = guarded.body, guarded.so_far
+            if pending_opening is not None:
+                pending_opening = [*pending_opening, *guarded.events]
+            elif guarded.events:
+                sequencer = EventSequencer(so_far.next_sequence)
+                for event in guarded.events:
+                    yield sequencer.emit(event)
+                so_far = replace(so_far, next_sequence=sequencer.next_sequence)
             result: RoundResult | None = None
             async for step in self.stream_round(body, so_far, pending_opening):
                 if isinstance(step, tuple):
@@ -92,6 +114,19 @@ class Rounds:
                 yield result
                 return
             body, so_far, pending_opening = result.body, result.so_far, None
+
+    async def _guarded(self, body: dict[str, Any], so_far: TurnSoFar, *, started: bool) -> Guarded | TurnDone:
+        """The context checks before a round; their refusal is a plain error until the turn has started, then ends
+        it failed (rounds already ran)."""
+        if self.guard is None:
+            return Guarded(body, so_far, [])
+        try:
+            return await self.guard.before_round(body, so_far)
+        except AgenticError as error:
+            if not started:
+                raise
+            return TurnDone(so_far, TurnEnding("failed", error={"code": error.code or "invalid_request",
+                                                                "message": error.message}))
 
     async def json_round(self, body: dict[str, Any], so_far: TurnSoFar) -> RoundResult:
         so_far = replace(so_far, rounds=so_far.rounds + 1)
@@ -118,6 +153,7 @@ class Rounds:
         try:
             first_event = await anext(upstream_events, None)
             self._observe_first_answer(so_far, clock)
+            self.counted = so_far  # answered: a request made, should the round be cut before its usage arrives
             for event in opening or []:
                 yield sequencer.emit(event)
             started = True
@@ -146,6 +182,7 @@ class Rounds:
     def _open(self, outcome: RoundOutcome, so_far: TurnSoFar) -> _OpenRound:
         reading = read_round(outcome, self.calls.registry, round_number=so_far.rounds, max_rounds=self.policy.max_rounds)
         so_far = so_far.counted(outcome.usage).shown(reading.shown_first).continued(reading.continuation)
+        self.counted = so_far
         shown = self.calls.approval_requests(reading.awaiting_approval, so_far)
         return _OpenRound(reading, shown, self.calls.place(reading.gateway_calls, shown.so_far.next_index))
 

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
+import orjson
 from agentic.v1 import executor_pb2, executor_pb2_grpc
+from agentic_core.routing import ModelRouter
+from agentic_core.usage.turn_usage import usage_of
 from agentic_runtime import lifecycle, nats
+from agentic_runtime.audit_recorder import AuditRecorder
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
 from agentic_runtime.upstream_http import build_router
+from agentic_runtime.usage_recorder import UsageRecorder
 
 from agentic_executor.background import BackgroundPolicy, BackgroundTurns, BackgroundWorker
+from agentic_executor.compact_endpoint import CompactEndpoint
+from agentic_executor.compaction import Compactor
+from agentic_executor.compaction_seal import CompactionSeal
+from agentic_executor.context_budget import ContextBudget
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.rounds import ToolPolicy
@@ -26,14 +36,29 @@ from agentic_executor.upstream import UpstreamClient
 log = logging.getLogger(__name__)
 
 
+class RecordedCompactions(CompactEndpoint):
+    """`POST /v1/responses/compact` with its model request's usage recorded like a turn's."""
+
+    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor, usage: UsageRecorder) -> None:
+        super().__init__(state, router, compactor)
+        self.usage = usage
+
+    async def compact(self, request: executor_pb2.ExecuteRequest) -> dict[str, Any]:
+        compacted = await super().compact(request)
+        model = orjson.loads(request.request_json).get("model")  # valid: the compaction read it
+        self.usage.record(request.principal, str(model), usage_of(compacted.get("usage")))
+        return compacted
+
+
 async def serve(settings: ExecutorSettings) -> None:
     stop = lifecycle.shutdown_event()
-    nats_client = await nats.connect(settings.nats_url, name="agentic-executor")
+    nats_client = await nats.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
     await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
         conversation_wait_seconds=settings.conversation_wait_seconds,
+        persist_retry_seconds=settings.persist_retry_seconds,
         shell_enabled=settings.shell_enabled,
         tools=ToolPolicy(
             max_rounds=settings.max_tool_rounds,
@@ -46,9 +71,15 @@ async def serve(settings: ExecutorSettings) -> None:
     state = StateClient(settings.state_address, settings.state_timeout_seconds)
     mcp = McpDiscovery(settings.mcp_bridge_address, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
                        max_tools=settings.max_mcp_tools)
+    compactor = Compactor(upstream, CompactionSeal.from_settings(settings),
+                          ContextBudget(upstream, settings.context_window_tokens),
+                          summary_max_tokens=settings.compaction_summary_max_tokens)
+    router = build_router(settings)
+    # Every turn's usage and audit record, sent to the state service in batches.
+    usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)
     runner = TurnRunner(
-        upstream, build_router(settings), state, policy,
-        dispatcher, OperatorToolCatalog(nats_client), mcp,
+        upstream, router, state, policy,
+        dispatcher, OperatorToolCatalog(nats_client), mcp, compactor, usage, audit,
     )
     background = BackgroundTurns(runner, state, nats_client, BackgroundPolicy(
         concurrency=settings.background_concurrency, lease_seconds=settings.background_lease_seconds,
@@ -58,7 +89,8 @@ async def serve(settings: ExecutorSettings) -> None:
     await worker.start()
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
-    service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(ExecutorServicer(runner, background), server))
+    servicer = ExecutorServicer(runner, background, RecordedCompactions(state, router, compactor, usage))
+    service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)
     await service.set_serving(True)
@@ -69,6 +101,8 @@ async def serve(settings: ExecutorSettings) -> None:
     await asyncio.gather(service.drain(settings.drain_seconds, settings.unready_seconds), worker.stop(settings.drain_seconds))
     await dispatcher.close()
     await upstream.close()
+    await usage.close()  # the last second's usage and audit records, before the state channel closes
+    await audit.close()
     await state.close()
     await mcp.close()
     await nats_client.drain()

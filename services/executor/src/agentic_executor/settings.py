@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import UpstreamSettings, fixed_env
-from pydantic import Field
+from typing import Literal
+
+from agentic_runtime.settings import UpstreamSettings, check_secret_strength, fixed_env
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 
@@ -20,7 +22,14 @@ class ExecutorSettings(UpstreamSettings):
     upstream_max_event_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest upstream SSE event.")
     upstream_max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest upstream JSON body.")
     conversation_lease_seconds: float = Field(
-        default=900.0, gt=0, description="Longest a turn holds its conversation; the lease expires by itself after this."
+        default=10.0, gt=0,
+        description="A turn's lease on its conversation, renewed every third of it while the turn runs: an executor "
+                    "that dies holds the conversation this long at most.",
+    )
+    persist_retry_seconds: float = Field(
+        default=30.0, ge=0,
+        description="How long a turn's store is retried while its outcome is unknown (state or PostgreSQL stalled), "
+                    "so that the client is told what is stored; past it the turn ends failed.",
     )
     conversation_wait_seconds: float = Field(
         default=10.0, ge=0, description="How long a turn waits for another turn on the same conversation (409 after)."
@@ -50,3 +59,27 @@ class ExecutorSettings(UpstreamSettings):
         default=86400.0, gt=0,
         description="How long a background response's events are kept for resuming its stream (JetStream `RESPONSES`).",
     )
+    compaction_key: SecretStr | None = Field(
+        default=None,
+        description="Secret (>= 32 bytes, the same on every executor) from which compaction items' `encrypted_content` "
+                    "is encrypted (AES-256-GCM, bound to the tenant); unset: compaction is refused unless "
+                    "`AGENTIC_EXECUTOR_COMPACTION_CONTENT=plain`.",
+    )
+    compaction_content: Literal["encrypted", "plain"] = Field(
+        default="encrypted",
+        description="`encrypted`: a compaction's summary is opaque to clients; `plain`: stored and returned readable "
+                    "(JSON in `encrypted_content`; clients may then edit it). Encrypted items still open with the key.",
+    )
+    compaction_summary_max_tokens: int = Field(
+        default=2048, ge=1, description="Longest summary the model may write for one compaction (its `max_output_tokens`).")
+    context_window_tokens: int = Field(
+        default=0, ge=0,
+        description="Context window of every model, in tokens, for the `context_length_exceeded` check; 0: each model "
+                    "server's own `max_model_len` (vLLM's /v1/models, read once per server), no check where it has none.",
+    )
+
+    @model_validator(mode="after")
+    def _strong_compaction_key(self) -> ExecutorSettings:
+        if self.compaction_key is not None:
+            check_secret_strength(self.compaction_key, "AGENTIC_EXECUTOR_COMPACTION_KEY")
+        return self

@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
+from agentic_core.responses.compaction import Opener
+from agentic_core.responses.items import parse_stored_items
 from agentic_core.responses.pending_calls import validate_continuation
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.round_request import first_round_request
@@ -29,19 +30,31 @@ from agentic_core.routing import ModelRouter
 from agentic_core.tools.approvals import resolve_approvals
 from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
+from agentic_runtime.audit_recorder import AuditRecorder
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.usage_recorder import UsageRecorder
 
+from agentic_executor.audit import audit_turn
+from agentic_executor.compaction import Compactor, ContextGuard
+from agentic_executor.conversation_lease import LeaseHeartbeat
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, ToolPolicy, shown_first
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
+from agentic_executor.persist import persist_until_known
 from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
 from agentic_executor.turn_context import TurnContext, read_turn_request
 from agentic_executor.turn_record import persist_request, response_object, should_persist
 from agentic_executor.upstream import UpstreamClient
+from agentic_executor.usage import record_turn
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class SpentUsage:
+    so_far: TurnSoFar | None = None  # the whole turn's, once its rounds are done
 
 PERSIST_FAILED = {"code": "persist_failed", "message": "The response could not be stored."}
 
@@ -54,11 +67,13 @@ class TurnStart:
     body: dict[str, Any]
     so_far: TurnSoFar
     events: list[Event]  # what showing `so_far` takes, sent right after the opening events
+    denied: frozenset[str] = frozenset()  # the output items of calls the input denied (the audit record's)
 
 
 @dataclass(frozen=True, slots=True)
 class TurnPolicy:
-    conversation_lease_seconds: float = 900.0
+    conversation_lease_seconds: float = 10.0
+    persist_retry_seconds: float = 30.0
     conversation_wait_seconds: float = 10.0
     shell_enabled: bool = False
     tools: ToolPolicy = ToolPolicy()
@@ -74,8 +89,14 @@ class TurnRunner:
         dispatcher: ToolDispatcher | None = None,
         operator_tools: OperatorToolCatalog | None = None,
         mcp: McpDiscovery | None = None,
+        compactor: Compactor | None = None,
+        usage: UsageRecorder | None = None,
+        audit: AuditRecorder | None = None,
     ) -> None:
         self.upstream = upstream
+        self.usage = usage
+        self.audit = audit
+        self.compactor = compactor
         self.router = router
         self.state = state
         self.policy = policy or TurnPolicy()
@@ -87,12 +108,18 @@ class TurnRunner:
         """A JSON turn: its response object. `payload`: the body already parsed (a translated Messages body)."""
         async with self._turn(request, payload) as (context, history):
             start = await self._start(context, history, stream=False)
-            done = await start.rounds.run_json(start.body, start.so_far)
-            response = response_object(context, done.so_far, done.ending)
-            if should_persist(context, done.ending):
-                await self._persist(context, response, done.so_far, done.ending)
-            TURNS.labels(status=done.ending.status).inc()
-            return response
+            with self._recording_usage(context, start.rounds) as spent:
+                if context.request.generate:
+                    done = await start.rounds.run_json(start.body, start.so_far)
+                else:
+                    done = TurnDone(start.so_far, TurnEnding("completed"))
+                spent.so_far = done.so_far
+                response = response_object(context, done.so_far, done.ending)
+                if should_persist(context, done.ending):
+                    await self._persist(context, response, done.so_far, done.ending)
+                TURNS.labels(status=done.ending.status).inc()
+                audit_turn(self.audit, context, response, request.request_id, start.denied)
+                return response
 
     async def stream(self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None) -> AsyncIterator[PublicEvent]:
         """A streamed turn: its public events, the terminal one once the turn is stored."""
@@ -103,23 +130,41 @@ class TurnRunner:
             opening = [{"type": "response.created", "response": in_progress},
                        {"type": "response.in_progress", "response": in_progress}, *start.events]
             done: TurnDone | None = None
-            async for step in start.rounds.run_stream(start.body, start.so_far, opening):
-                if isinstance(step, TurnDone):
-                    done = step
-                else:
-                    yield step
-            assert done is not None, "the rounds always end with how the turn ended"
-            ending = done.ending
-            response = response_object(context, done.so_far, ending)
-            if should_persist(context, ending):
-                try:
-                    await self._persist(context, response, done.so_far, ending)
-                except AgenticError as error:  # the events are out: the stream ends failed instead
-                    log.error("persisting %s failed: %s", context.response_id, error.message)
-                    ending = replace(ending, status="failed", error=PERSIST_FAILED)
-                    response = response_object(context, done.so_far, ending)
-            TURNS.labels(status=ending.status).inc()
-            yield EventSequencer(done.so_far.next_sequence).emit({"type": f"response.{ending.status}", "response": response})
+            steps = start.rounds.run_stream(start.body, start.so_far, opening) if context.request.generate \
+                else _prewarmed(start.so_far, opening)
+            with self._recording_usage(context, start.rounds) as spent:
+                async for step in steps:
+                    if isinstance(step, TurnDone):
+                        done = step
+                    else:
+                        yield step
+                assert done is not None, "the rounds always end with how the turn ended"
+                spent.so_far = done.so_far
+                ending = done.ending
+                response = response_object(context, done.so_far, ending)
+                if should_persist(context, ending):
+                    try:
+                        await self._persist(context, response, done.so_far, ending)
+                    except AgenticError as error:  # the events are out: the stream ends failed instead
+                        log.error("persisting %s failed: %s", context.response_id, error.message)
+                        ending = replace(ending, status="failed", error=PERSIST_FAILED)
+                        response = response_object(context, done.so_far, ending)
+                TURNS.labels(status=ending.status).inc()
+                audit_turn(self.audit, context, response, request.request_id, start.denied)
+                yield EventSequencer(done.so_far.next_sequence).emit({"type": f"response.{ending.status}", "response": response})
+
+    @contextmanager
+    def _recording_usage(self, context: TurnContext, rounds: Rounds) -> Iterator[SpentUsage]:
+        """Records the turn's usage however it ends: the whole turn's once its rounds are done (`so_far` set), else
+        the rounds it had read when it was cut short (the client left, the turn was cancelled or failed, the store
+        was interrupted): the model's tokens were spent either way."""
+        spent = SpentUsage()
+        try:
+            yield spent
+        finally:
+            so_far = spent.so_far or rounds.counted
+            if so_far is not None:
+                record_turn(self.usage, context.principal, context.request.model, so_far, rounds.calls.tally)
 
     async def count_input_tokens(
         self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None
@@ -132,7 +177,8 @@ class TurnRunner:
         elif context.conversation_id:
             history = await self.state.conversation_history(context.principal, context.conversation_id)
         registry, _ = await self._registry(context)
-        body = self._first_request(context, registry, [orjson.loads(item) for item in history], [], stream=False)
+        body = self._first_request(context, registry, parse_stored_items(history), [], stream=False,
+                                   open_compaction=self._opener(context))
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
             return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
@@ -146,9 +192,15 @@ class TurnRunner:
         try:
             context = read_turn_request(request, payload, self.router)
             history = await self._load_history(context)
+            heartbeat = None
+            if context.lease_token is not None:
+                heartbeat = LeaseHeartbeat(self.state, context.principal, context.conversation_id or "",
+                                           context.lease_token, self.policy.conversation_lease_seconds)
             try:
                 yield context, history
             finally:
+                if heartbeat is not None:
+                    await heartbeat.stop()
                 if context.lease_token is not None and not context.persisted:
                     await asyncio.shield(self._release_lease(context))
         except AgenticError:
@@ -167,7 +219,7 @@ class TurnRunner:
                 self.policy.conversation_lease_seconds, self.policy.conversation_wait_seconds,
             )
             context.lease_token = lease_token
-        return [orjson.loads(item) for item in history]
+        return parse_stored_items(history)
 
     async def _release_lease(self, context: TurnContext) -> None:
         try:
@@ -202,23 +254,47 @@ class TurnRunner:
         settled, outputs = await calls.settle_approvals(approvals, listings.so_far)
         restored = [approval.call for approval in approvals if approval.restored]
         validate_continuation(history, context.input_items + restored + outputs)
-        body = self._first_request(context, registry, history, restored + outputs, stream=stream)
-        rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route)
-        return TurnStart(rounds, body, settled.so_far, listings.events + settled.events)
+        opener = self._opener(context)
+        body = self._first_request(context, registry, history, restored + outputs, stream=stream, open_compaction=opener)
+        guard = None
+        if self.compactor is not None and opener is not None:
+            guard = ContextGuard(self.compactor, context.route, threshold=context.compact_threshold,
+                                 base=[*history, *context.input_items], opener=opener, tenant=context.principal.tenant)
+        elif context.compact_threshold is not None:
+            raise InvalidRequest("Compaction is not available on this executor.", param="context_management",
+                                 code="compaction_unavailable")
+        rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route, guard=guard)
+        links = settled.so_far.public_of_call
+        denied = frozenset(links[call_id] for approval in approvals
+                           if not approval.approved and (call_id := str(approval.call.get("call_id"))) in links)
+        return TurnStart(rounds, body, settled.so_far, listings.events + settled.events, denied)
+
+    def _opener(self, context: TurnContext) -> Opener | None:
+        return self.compactor.seal.opener(context.principal.tenant) if self.compactor is not None else None
 
     @staticmethod
     def _first_request(
-        context: TurnContext, registry: ToolRegistry, history: list[Item], settled: list[Item], *, stream: bool
+        context: TurnContext, registry: ToolRegistry, history: list[Item], settled: list[Item], *, stream: bool,
+        open_compaction: Opener | None,
     ) -> dict[str, Any]:
         """The one place a turn's upstream body is built; later rounds extend a copy (`next_round_request`)."""
         choice = context.request.tool_choice
         return first_round_request(
-            context.payload, history, context.input_items, settled, stream=stream,
+            context.payload, history, context.input_items, settled, stream=stream, open_compaction=open_compaction,
             model=context.route.model_for(context.request.model),
             tools=registry.model_tools if context.request.tools else None,
             tool_choice=model_tool_choice(choice, registry) if choice is not None else None,
         )
 
     async def _persist(self, context: TurnContext, response: dict[str, Any], so_far: TurnSoFar, ending: TurnEnding) -> None:
-        await self.state.persist_turn(persist_request(context, response, so_far, ending))
+        await persist_until_known(self.state, persist_request(context, response, so_far, ending),
+                                  self.policy.persist_retry_seconds)
         context.persisted = True
+
+
+async def _prewarmed(so_far: TurnSoFar, opening: list[Event]) -> AsyncIterator[PublicEvent | TurnDone]:
+    """`generate: false`: the opening events and a completed turn with no output; no inference."""
+    sequencer = EventSequencer(so_far.next_sequence)
+    for event in opening:
+        yield sequencer.emit(event)
+    yield TurnDone(replace(so_far, next_sequence=sequencer.next_sequence), TurnEnding("completed"))

@@ -9,6 +9,7 @@ from typing import Any
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import new_response_id
+from agentic_core.responses.compaction import read_context_management
 from agentic_core.responses.items import normalize_input
 from agentic_core.responses.request import (
     CreateResponseRequest,
@@ -31,6 +32,7 @@ class TurnContext:
     input_items: list[Item]
     route: ModelRoute
     conversation_id: str | None = None
+    compact_threshold: int | None = None  # `context_management`: compact before a round over this many tokens
     lease_token: str | None = None  # held while the turn runs on a conversation
     persisted: bool = False
 
@@ -54,4 +56,5 @@ def read_turn_request(
         input_items=normalize_input(parsed.input),
         route=router.route(parsed.model),
         conversation_id=conversation_id_of(parsed),
+        compact_threshold=read_context_management(payload.get("context_management")),
     )

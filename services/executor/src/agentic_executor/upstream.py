@@ -77,6 +77,22 @@ class UpstreamClient:
             return None
         return count if isinstance(count, int) and count >= 0 else None
 
+    async def max_model_len(self, route: ModelRoute, model: str) -> int | None:
+        """The model's context window as its server reports it (vLLM's `max_model_len` in /v1/models), or None."""
+        try:
+            async with self.http.request("GET", route.base_url + "/models", route, None, content_type=None) as reply:
+                raw = await read_bounded(reply, self.max_body_bytes)
+                if reply.status != 200:
+                    return None
+            listed = orjson.loads(raw).get("data")
+        except (AgenticError, orjson.JSONDecodeError, AttributeError):
+            return None
+        entries = [entry for entry in listed if isinstance(entry, dict)] if isinstance(listed, list) else []
+        # The served model by name; a server serving one model under another name still reports its window.
+        entry = next((entry for entry in entries if entry.get("id") == model), entries[0] if len(entries) == 1 else None)
+        length = entry.get("max_model_len") if entry else None
+        return length if isinstance(length, int) and not isinstance(length, bool) and length > 0 else None
+
     async def _post_json(self, route: ModelRoute, path: str, body: dict[str, Any]) -> dict[str, Any]:
         async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:
             raw = await read_bounded(reply, self.max_body_bytes)

@@ -6,16 +6,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
-from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
+from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, LongLivedConnections, add_probe_routes
+from agentic_runtime.openapi import serve_document
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from fastapi import FastAPI, Request
 
-from agentic_gateway import conversations, messages, passthrough, responses
+from agentic_gateway import audit, conversations, messages, passthrough, responses, websocket
+from agentic_gateway.accounting import Accounting, install_accounting
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
 from agentic_gateway.context import Gateway
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.native_messages import NativeMessagesVerdicts
+from agentic_gateway.openapi import gateway_document
 from agentic_gateway.settings import GatewaySettings
 
 # Errors on these paths are in Anthropic's shape; every other error is in OpenAI's.
@@ -33,30 +36,39 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         peers = Peers.connect(settings)
         app.state.gateway = Gateway(
             settings=settings,
-            auth=Authenticator(settings.api_keys.get_secret_value() if settings.api_keys else None),
+            auth=Authenticator.from_settings(settings),
             peers=peers,
             router=build_router(settings),
             upstream=UpstreamHttp(settings),
             native_messages=NativeMessagesVerdicts(settings.native_messages_recheck_seconds),
         )
+        app.state.accounting = await Accounting.start(settings, peers.state_peer, app.state.gateway.router.exact)
         try:
             yield
         finally:
+            await app.state.accounting.close()
             await app.state.gateway.upstream.close()
+            await app.state.gateway.auth.close()
             await peers.close()
 
     app = FastAPI(title="agentic", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
                   telemetry=NO_FRAMEWORK_TELEMETRY)
+    app.state.long_lived = LongLivedConnections()  # the WebSockets, which SIGTERM drains
     install_error_handlers(app, ERROR_SHAPES, observe=_count_error)
-    app.include_router(responses.router)
-    app.include_router(conversations.router)
-    app.include_router(passthrough.router)
-    app.include_router(messages.router)
+    quota = install_accounting(app, settings)  # organization routes; quota checks and headers when quotas are set
+    app.include_router(responses.router, dependencies=quota)
+    app.include_router(conversations.router, dependencies=quota)
+    app.include_router(passthrough.router, dependencies=quota)
+    app.include_router(messages.router, dependencies=quota)
+    app.include_router(websocket.router)
+    app.include_router(audit.router)
+    app.add_middleware(audit.AuditTrail)  # one audit record per API request
 
     async def readiness() -> dict[str, bool]:
         gateway: Gateway = app.state.gateway
         return await gateway.peers.readiness(settings.ready_timeout_seconds)
 
     add_probe_routes(app, readiness)
+    serve_document(app, gateway_document(app))
     return app
 

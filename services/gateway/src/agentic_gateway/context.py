@@ -10,7 +10,7 @@ from agentic_core.routing import ModelRouter
 from agentic_runtime.upstream_http import UpstreamHttp
 from fastapi import Depends, Request
 
-from agentic_gateway.auth import Authenticator
+from agentic_gateway.auth import Authenticator, PermissionDenied
 from agentic_gateway.clients import Peers
 from agentic_gateway.native_messages import NativeMessagesVerdicts
 from agentic_gateway.settings import GatewaySettings
@@ -33,8 +33,19 @@ def gateway_of(request: Request) -> Gateway:
 async def authenticated(request: Request) -> common_pb2.Principal:
     """The caller's principal; every API router depends on it, so no route runs (or reads a body) unauthenticated.
     Async, so that FastAPI runs it on the event loop, not in its thread pool."""
-    return gateway_of(request).auth.authenticate(request.headers.get("authorization"), request.headers.get("x-api-key"))
+    headers = request.headers
+    principal = await gateway_of(request).auth.authenticate(headers.get("authorization"), headers.get("x-api-key"))
+    request.state.principal = principal  # the audit trail's record of this request names it
+    return principal
+
+
+async def require_admin(principal: Annotated[common_pb2.Principal, Depends(authenticated)]) -> common_pb2.Principal:
+    """An operator's principal (AGENTIC_GATEWAY_ADMIN_KEYS); anyone else gets 403."""
+    if not principal.admin:
+        raise PermissionDenied("This endpoint needs an admin key.")
+    return principal
 
 
 Principal = Annotated[common_pb2.Principal, Depends(authenticated)]
+AdminPrincipal = Annotated[common_pb2.Principal, Depends(require_admin)]
 API_DEPENDENCIES = [Depends(authenticated)]

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from agentic.v1 import state_pb2
 from agentic_core.conversations import AppendItemsRequest, CreateConversationRequest, UpdateConversationRequest, validate_body
+from agentic_core.identifiers import optional_id
 from agentic_core.ids import new_id
 from agentic_core.responses.items import normalize_input
 from agentic_core.responses.request import parse_json_object
@@ -16,7 +17,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
-from agentic_gateway.http import ascending_order, deleted, item_list, items_to_proto, json_response, page_limit
+from agentic_gateway.http import (
+    ObjectId,
+    ascending_order,
+    deleted,
+    item_list,
+    items_to_proto,
+    json_response,
+    page_limit,
+)
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
 
@@ -44,7 +53,7 @@ async def create_conversation(request: Request, principal: Principal) -> Respons
 
 
 @router.get("/v1/conversations/{conversation_id}")
-async def retrieve_conversation(request: Request, conversation_id: str, principal: Principal) -> Response:
+async def retrieve_conversation(request: Request, conversation_id: ObjectId, principal: Principal) -> Response:
     peer, stub = _state(request)
     reply = await peer.call(stub.GetConversation,
                             state_pb2.ConversationRef(principal=principal, conversation_id=conversation_id))
@@ -52,7 +61,7 @@ async def retrieve_conversation(request: Request, conversation_id: str, principa
 
 
 @router.post("/v1/conversations/{conversation_id}")
-async def update_conversation(request: Request, conversation_id: str, principal: Principal) -> Response:
+async def update_conversation(request: Request, conversation_id: ObjectId, principal: Principal) -> Response:
     body = validate_body(UpdateConversationRequest, await _json_body(request))
     peer, stub = _state(request)
     reply = await peer.call(stub.UpdateConversation, state_pb2.UpdateConversationRequest(
@@ -61,14 +70,14 @@ async def update_conversation(request: Request, conversation_id: str, principal:
 
 
 @router.delete("/v1/conversations/{conversation_id}")
-async def delete_conversation(request: Request, conversation_id: str, principal: Principal) -> Response:
+async def delete_conversation(request: Request, conversation_id: ObjectId, principal: Principal) -> Response:
     peer, stub = _state(request)
     await peer.call(stub.DeleteConversation, state_pb2.ConversationRef(principal=principal, conversation_id=conversation_id))
     return deleted(conversation_id, "conversation")
 
 
 @router.post("/v1/conversations/{conversation_id}/items")
-async def append_items(request: Request, conversation_id: str, principal: Principal) -> Response:
+async def append_items(request: Request, conversation_id: ObjectId, principal: Principal) -> Response:
     body = validate_body(AppendItemsRequest, await _json_body(request))
     peer, stub = _state(request)
     page = await peer.call(stub.AppendConversationItems, state_pb2.AppendConversationItemsRequest(
@@ -77,18 +86,18 @@ async def append_items(request: Request, conversation_id: str, principal: Princi
 
 
 @router.get("/v1/conversations/{conversation_id}/items")
-async def list_items(request: Request, conversation_id: str, principal: Principal) -> Response:
+async def list_items(request: Request, conversation_id: ObjectId, principal: Principal) -> Response:
     query = request.query_params
     peer, stub = _state(request)
     page = await peer.call(stub.ListConversationItems, state_pb2.ListConversationItemsRequest(
         principal=principal, conversation_id=conversation_id, limit=page_limit(query.get("limit")),
-        after=query.get("after", ""), ascending=ascending_order(query.get("order")),
+        after=optional_id(query.get("after"), "after"), ascending=ascending_order(query.get("order")),
     ))
     return json_response(item_list(page.items, page.has_more))
 
 
 @router.get("/v1/conversations/{conversation_id}/items/{item_id}")
-async def retrieve_item(request: Request, conversation_id: str, item_id: str, principal: Principal) -> Response:
+async def retrieve_item(request: Request, conversation_id: ObjectId, item_id: ObjectId, principal: Principal) -> Response:
     peer, stub = _state(request)
     item = await peer.call(stub.GetConversationItem, state_pb2.ConversationItemRef(
         principal=principal, conversation_id=conversation_id, item_id=item_id))
@@ -96,7 +105,7 @@ async def retrieve_item(request: Request, conversation_id: str, item_id: str, pr
 
 
 @router.delete("/v1/conversations/{conversation_id}/items/{item_id}")
-async def delete_item(request: Request, conversation_id: str, item_id: str, principal: Principal) -> Response:
+async def delete_item(request: Request, conversation_id: ObjectId, item_id: ObjectId, principal: Principal) -> Response:
     peer, stub = _state(request)
     reply = await peer.call(stub.DeleteConversationItem, state_pb2.ConversationItemRef(
         principal=principal, conversation_id=conversation_id, item_id=item_id))

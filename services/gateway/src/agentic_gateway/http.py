@@ -1,17 +1,29 @@
-"""Small pieces the gateway's routes share: JSON and list bodies, paging parameters."""
+"""Small pieces the gateway's routes share: JSON and list bodies, paging parameters, ids in paths."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from agentic.v1 import state_pb2
 from agentic_core.errors import InvalidRequest
+from agentic_core.identifiers import ID_PATTERN, MAX_ID_CHARS, is_identifier
+from fastapi import Path, Request
 from fastapi.responses import Response
 
+# An id in a path, checked before any peer sees it (agentic_core.identifiers): a 400 otherwise.
+ObjectId = Annotated[str, Path(pattern=ID_PATTERN, max_length=MAX_ID_CHARS)]
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20
+
+
+def request_id_of(request: Request) -> str:
+    """The client's `X-Request-Id` when it is a plain id of at most 128 characters (it is logged, traced and echoed
+    back), else a new one."""
+    given = request.headers.get("x-request-id")
+    return given if is_identifier(given) else uuid.uuid4().hex
 
 
 def json_response(content: bytes, status: int = 200) -> Response:

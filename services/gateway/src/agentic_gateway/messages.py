@@ -9,7 +9,6 @@ the executor runs the turn in its round loop and answers in Anthropic's shapes.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import orjson
@@ -23,7 +22,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
-from agentic_gateway.http import json_response
+from agentic_gateway.http import json_response, request_id_of
+from agentic_gateway.keepalive import PING_FRAME
 from agentic_gateway.native_messages import lacks_messages_route
 from agentic_gateway.passthrough import model_of, relay_if_served, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
@@ -60,15 +60,16 @@ async def create_message(request: Request, principal: Principal) -> Response:
     verdicts = gateway.native_messages
     if route.speaks_messages and not needs_gateway(payload) and not verdicts.unsupported(route.base_url):
         relayed = await relay_if_served(request, route, "/messages", upstream_body(body, payload, route), stream,
-                                        "messages_passthrough", not_served=lacks_messages_route)
+                                        "messages_passthrough", not_served=lacks_messages_route, keepalive=PING_FRAME,
+                                        model=payload["model"])
         if relayed is not None:
             return relayed
         verdicts.mark_unsupported(route.base_url)
     execute = executor_pb2.ExecuteRequest(
         request_json=body, principal=principal, stream=stream, api="messages",
-        request_id=request.headers.get("x-request-id") or uuid.uuid4().hex,
+        request_id=request_id_of(request),
     )
-    return await run_on_executor(request, execute, "create_message", _stream_error)
+    return await run_on_executor(request, execute, "create_message", _stream_error, PING_FRAME)
 
 
 @router.post("/v1/messages/count_tokens")

@@ -1,6 +1,6 @@
 """Prometheus metrics of the gateway."""
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 REQUESTS = Counter("agentic_gateway_requests_total", "HTTP requests by route and status.", ["route", "status"])
 TURN_SECONDS = Histogram(
@@ -8,4 +8,10 @@ TURN_SECONDS = Histogram(
     "Time to the full JSON response, or to the first SSE event for streams.",
     ["mode"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+WEBSOCKETS = Gauge("agentic_gateway_websockets", "Open Responses WebSocket connections.")
+WEBSOCKET_CONTINUATIONS = Counter(
+    "agentic_gateway_websocket_continuations_total",
+    "WebSocket requests with a previous_response_id, by where its context came from (connection or state).",
+    ["source"],
 )

@@ -14,17 +14,23 @@ from typing import Any
 import aiohttp
 import orjson
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
+from agentic_core.messages import anthropic_error
+from agentic_core.responses.compaction import COMPACTION
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
+from agentic_core.sse import frame
 from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES
 from agentic_runtime.http_service import read_body
 from agentic_runtime.upstream_http import read_bounded, transport_error
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, gateway_of
 from agentic_gateway.http import json_response
+from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 from agentic_gateway.metrics import REQUESTS
+from agentic_gateway.turn_relay import SHUTDOWN_CUT, openai_stream_error
+from agentic_gateway.usage_capture import usage_tap
 
 log = logging.getLogger(__name__)
 router = APIRouter(dependencies=API_DEPENDENCIES)
@@ -32,17 +38,28 @@ router = APIRouter(dependencies=API_DEPENDENCIES)
 # Tool types a model server takes as they are: a request with only these needs no gateway loop. Other
 # client tool types (custom, namespace, local_shell, ...) are mapped to functions by the executor.
 PLAIN_TOOL_TYPES = frozenset({"function"})
-# Input items the executor maps to the function calls and outputs the model saw.
-_MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES) - {"function_call", "function_call_output"}
+# Input items the executor maps to the function calls and outputs the model saw, and compaction items,
+# whose sealed summary only the executor reads.
+_MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES | {COMPACTION}) - {"function_call", "function_call_output"}
 _RELAYED_HEADERS = ("content-type", "x-request-id")
 
 
+# The terminal error event of a relayed stream the drain bound cuts, in each API's own shape.
+_CUT_FRAMES = {
+    "/responses": openai_stream_error(SHUTDOWN_CUT),
+    "/messages": frame("error", anthropic_error(SHUTDOWN_CUT.http_status, SHUTDOWN_CUT.body())),
+}
+
+
 def is_stateless_responses_request(payload: dict[str, Any], route: ModelRoute) -> bool:
-    """`store: false`, no chain, no conversation, no background, only client tools, a Responses server."""
+    """`store: false`, no chain, no conversation, no background, no prewarm or compaction, only client tools,
+    a Responses server."""
     if route.api != "responses" or payload.get("store") is not False:
         return False
     if payload.get("previous_response_id") or payload.get("conversation") or payload.get("background"):
         return False
+    if payload.get("generate") is False or payload.get("context_management"):
+        return False  # a prewarm and compaction are ours, not the model server's
     tools = payload.get("tools") or []
     if not isinstance(tools, list) or not all(isinstance(tool, dict) and tool.get("type") in PLAIN_TOOL_TYPES for tool in tools):
         return False
@@ -74,19 +91,24 @@ def upstream_body(body: bytes, payload: dict[str, Any], route: ModelRoute) -> by
 RefusalCheck = Callable[[int, bytes], bool]
 
 
-async def relay(request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str) -> Response:
-    """POST to the model server and hand its answer back unchanged; stream it when it streams."""
-    response = await relay_if_served(request, route, path, body, stream, label)
+async def relay(request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str,
+                model: str = "") -> Response:
+    """POST to the model server and hand its answer back unchanged; stream it when it streams. `model`: the
+    requested model, whose usage the reply's is recorded as."""
+    response = await relay_if_served(request, route, path, body, stream, label, model=model)
     assert response is not None  # nothing counts as "not served" here
     return response
 
 
 async def relay_if_served(
     request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str,
-    not_served: RefusalCheck | None = None,
+    not_served: RefusalCheck | None = None, keepalive: bytes = COMMENT_FRAME, model: str = "",
 ) -> Response | None:
-    """`relay`, or None (nothing relayed) when `not_served(status, body)` says the server lacks `path`."""
+    """`relay`, or None (nothing relayed) when `not_served(status, body)` says the server lacks `path`. A relayed
+    stream gets `keepalive` between the server's frames when it is quiet."""
     gateway = gateway_of(request)
+    if model:
+        request.state.audit_model = model  # the request's audit record names the model (AUDIT_MODEL)
     upstream = gateway.upstream
     context = upstream.request("POST", route.base_url + path, route, body)
     reply = await context.__aenter__()
@@ -99,20 +121,29 @@ async def relay_if_served(
         if not_served is not None and not_served(reply.status, content):
             return None
         REQUESTS.labels(route=label, status=reply.status).inc()
+        if reply.status < 400 and (tap := usage_tap(request.app, model)) is not None:
+            tap.body(content)
         return Response(content=content, status_code=reply.status, headers=headers)
     REQUESTS.labels(route=label, status=reply.status).inc()
+    tap = usage_tap(request.app, model)
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
             async for chunk in reply.content.iter_any():
+                if tap is not None:
+                    tap.chunk(chunk)
                 yield chunk
         except (TimeoutError, aiohttp.ClientError) as exc:
             log.warning("pass-through stream from %s broke: %s", route.base_url, transport_error(exc).message)
         finally:
+            if tap is not None:
+                tap.end()
             await context.__aexit__(None, None, None)
 
     headers["cache-control"] = "no-cache"
-    return StreamingResponse(chunks(), status_code=reply.status, headers=headers)
+    return KeepaliveStreamingResponse(chunks(), status_code=reply.status, headers=headers, media_type=None,
+                                      interval=gateway.settings.sse_keepalive_seconds, keepalive=keepalive,
+                                      whole_frames=False, cut_frame=_CUT_FRAMES.get(path))
 
 
 def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -120,8 +151,9 @@ def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, An
         gateway = gateway_of(request)
         body = await read_body(request, gateway.settings.max_body_bytes)
         payload = parse_json_object(body)
-        route = gateway.router.route(model_of(payload))
-        return await relay(request, route, path, upstream_body(body, payload, route), payload.get("stream") is True, label)
+        route = gateway.router.route(model := model_of(payload))
+        return await relay(request, route, path, upstream_body(body, payload, route), payload.get("stream") is True, label,
+                           model)
 
     proxy.__name__ = f"proxy_{label}"
     return proxy

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import orjson
 from agentic.v1 import executor_pb2, state_pb2
 from agentic_core.errors import InvalidRequest
+from agentic_core.identifiers import optional_id
 from agentic_core.responses.request import parse_json_object
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
@@ -15,11 +15,13 @@ from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import (
+    ObjectId,
     ascending_order,
     deleted,
     item_list,
     json_response,
     page_limit,
+    request_id_of,
 )
 from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
@@ -46,8 +48,9 @@ async def create_response(request: Request, principal: Principal) -> Response:
     if isinstance(payload.get("model"), str) and payload["model"]:
         route = gateway.router.route(payload["model"])
         if is_stateless_responses_request(payload, route):
-            return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough")
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+            return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough",
+                               payload["model"])
+    request_id = request_id_of(request)
     execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
     return await run_on_executor(request, execute, "create_response")
 
@@ -63,8 +66,21 @@ async def count_input_tokens(request: Request, principal: Principal) -> Response
     return Response(content=content, media_type="application/json", headers={"x-agentic-token-count": count.method})
 
 
+@router.post("/v1/responses/compact")
+async def compact_response(request: Request, principal: Principal) -> Response:
+    """A `response.compaction`: the context's user messages and one compaction item the model summarised the rest in."""
+    gateway = gateway_of(request)
+    body = await read_body(request, gateway.settings.max_body_bytes)
+    parse_json_object(body)
+    # The model writes the summary: a generation's deadline, not a state call's.
+    reply = await gateway.peers.executor_peer.call(
+        gateway.peers.executor.Compact, executor_pb2.ExecuteRequest(request_json=body, principal=principal),
+        timeout=gateway.settings.turn_timeout_seconds)
+    return json_response(reply.response)
+
+
 @router.get("/v1/responses/{response_id}")
-async def retrieve_response(request: Request, response_id: str, principal: Principal) -> Response:
+async def retrieve_response(request: Request, response_id: ObjectId, principal: Principal) -> Response:
     """The response; with `stream=true`, a background response's events (after `starting_after`), then live ones."""
     peers = gateway_of(request).peers
     if _query_flag(request.query_params.get("stream"), "stream"):
@@ -77,7 +93,7 @@ async def retrieve_response(request: Request, response_id: str, principal: Princ
 
 
 @router.post("/v1/responses/{response_id}/cancel")
-async def cancel_response(request: Request, response_id: str, principal: Principal) -> Response:
+async def cancel_response(request: Request, response_id: ObjectId, principal: Principal) -> Response:
     """Cancels a background response from any replica; idempotent; the response in its final state."""
     peers = gateway_of(request).peers
     reply = await peers.executor_peer.call(
@@ -107,7 +123,7 @@ def _starting_after(value: str | None) -> int:
 
 
 @router.delete("/v1/responses/{response_id}")
-async def delete_response(request: Request, response_id: str, principal: Principal) -> Response:
+async def delete_response(request: Request, response_id: ObjectId, principal: Principal) -> Response:
     peers = gateway_of(request).peers
     await peers.state_peer.call(
         peers.state.DeleteResponse, state_pb2.DeleteResponseRequest(principal=principal, response_id=response_id))
@@ -115,11 +131,11 @@ async def delete_response(request: Request, response_id: str, principal: Princip
 
 
 @router.get("/v1/responses/{response_id}/input_items")
-async def list_input_items(request: Request, response_id: str, principal: Principal) -> Response:
+async def list_input_items(request: Request, response_id: ObjectId, principal: Principal) -> Response:
     peers = gateway_of(request).peers
     query = request.query_params
     page = await peers.state_peer.call(peers.state.ListInputItems, state_pb2.ListInputItemsRequest(
         principal=principal, response_id=response_id, limit=page_limit(query.get("limit")),
-        after=query.get("after", ""), before=query.get("before", ""), ascending=ascending_order(query.get("order")),
+        after=optional_id(query.get("after"), "after"), before=optional_id(query.get("before"), "before"), ascending=ascending_order(query.get("order")),
     ))
     return json_response(item_list(page.items, page.has_more))

@@ -6,8 +6,10 @@ from agentic_runtime.settings import UpstreamSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
+from agentic_gateway.usage_settings import UsageSettings
 
-class GatewaySettings(UpstreamSettings):
+
+class GatewaySettings(UsageSettings, UpstreamSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_GATEWAY_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
@@ -15,9 +17,61 @@ class GatewaySettings(UpstreamSettings):
     executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
     state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0,
+        description="Longest a client may take to send a request's headers (from connecting, or from the request's "
+                    "first byte): a 408, then the connection closes.",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0,
+        description="Longest silence while a client sends a request body: a 408, then the connection closes.",
+    )
+    auth: str | None = Field(
+        default=None,
+        description="How callers authenticate: a comma-separated set of `keys`, `oidc`, `none`. Unset: `keys` and/or "
+                    "`oidc` as configured, else `none`, which serves everyone as tenant `default` and starts only on a "
+                    "loopback address or with `AGENTIC_GATEWAY_ALLOW_UNAUTHENTICATED=true` (docs/security.md).",
+    )
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description="Let the gateway serve without authentication (`none`) on a non-loopback address.",
+    )
     api_keys: SecretStr | None = Field(
         default=None,
-        description="Comma-separated `key=tenant` pairs (a bare key maps to tenant `default`). Unset: no auth.",
+        description="Comma-separated `key=tenant` (or `sha256:<hex>=tenant`) entries; a bare key maps to tenant "
+                    "`default`. Sent as `Authorization: Bearer <key>` or `x-api-key: <key>`.",
+    )
+    api_keys_file: str | None = Field(
+        default=None,
+        description="File of API keys, one `key=tenant` or `sha256:<hex>=tenant` per line (`#` comments), re-read "
+                    "within about a second of a change (a mounted Secret rotates without a restart).",
+    )
+    admin_keys: SecretStr | None = Field(
+        default=None,
+        description="Operator keys, in the API keys' format: their principal is an admin (a tenant key never is).",
+    )
+    admin_keys_file: str | None = Field(
+        default=None, description="File of operator keys, in the API keys file's format, re-read on change.",
+    )
+    oidc_issuer: str | None = Field(
+        default=None,
+        description="OIDC issuer URL (https; http only on loopback); keys come from its discovery document's "
+                    "`jwks_uri`.",
+    )
+    oidc_audience: str | None = Field(default=None, description="The `aud` an OIDC token must carry.")
+    oidc_tenant_claim: str = Field(
+        default="tenant", description="Claim naming the tenant; a token without it is refused (401).",
+    )
+    oidc_subject_claim: str = Field(default="sub", description="Claim naming the caller within its tenant.")
+    oidc_leeway_seconds: float = Field(
+        default=30.0, ge=0, description="Clock skew allowed when checking a token's `exp` and `nbf`.",
+    )
+    oidc_jwks_refetch_seconds: float = Field(
+        default=30.0, ge=0,
+        description="Least time between JWKS fetches caused by tokens signed with an unknown `kid`.",
+    )
+    oidc_jwks_max_age_seconds: float = Field(
+        default=3600.0, gt=0, description="The issuer's keys are fetched again after this long (revoked keys go).",
     )
     max_upstream_body_bytes: int = Field(
         default=16 * 1024 * 1024, gt=0, description="Largest non-streaming body relayed from a model server."
@@ -30,3 +84,41 @@ class GatewaySettings(UpstreamSettings):
         description="How long a model server found without `/v1/messages` (404/405) gets Messages requests translated "
                     "through the round loop before it is asked again.",
     )
+    sse_keepalive_seconds: float = Field(
+        default=15.0, gt=0,
+        description="Seconds of silence on an SSE stream before the gateway sends a keepalive (`: keepalive` comment; "
+                    "a `ping` event on Messages streams), so proxies and clients keep quiet streams open.",
+    )
+    ws_max_pending_requests: int = Field(
+        default=64, gt=0,
+        description="Requests one WebSocket connection may have running or queued; beyond, an `error` event with "
+                    "status 429.",
+    )
+    ws_max_pending_bytes: int = Field(
+        default=12 * 1024 * 1024, gt=0,
+        description="Bytes of `response.create` messages one WebSocket connection may have running or queued "
+                    "(429 beyond).",
+    )
+    ws_max_lanes: int = Field(
+        default=64, gt=0, description="`stream_id` lanes one WebSocket connection may hold, busy or idle (429 beyond).",
+    )
+    ws_max_event_bytes: int = Field(
+        default=16 * 1024 * 1024, gt=0,
+        description="Largest event sent on a WebSocket; a larger one ends its response with an `error` event.",
+    )
+    ws_retained_items: int = Field(
+        default=8192, gt=0,
+        description="Items of unstored (`store: false`) context one WebSocket connection keeps for continuations.",
+    )
+    ws_retained_bytes: int = Field(
+        default=32 * 1024 * 1024, gt=0,
+        description="Bytes of unstored context one WebSocket connection keeps for continuations; the least "
+                    "recently used lane's is dropped first.",
+    )
+    ws_ping_seconds: float = Field(
+        default=15.0, gt=0, description="Interval of WebSocket protocol pings, which keep idle connections open.",
+    )
+    ws_ping_timeout_seconds: float = Field(
+        default=20.0, gt=0, description="A WebSocket whose peer answers no ping within this is closed.",
+    )
+

@@ -9,20 +9,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import orjson
 from agentic.v1 import executor_pb2
-from agentic_core.errors import AgenticError, RelayedError
+from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable
 from agentic_core.sse import frame
 from agentic_runtime.grpc_client import ReplyStream
 from agentic_runtime.tracing import context_from, tracer
 from fastapi import Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from agentic_gateway.context import gateway_of
 from agentic_gateway.http import json_response
+from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
 
 _tracer = tracer("agentic.gateway")
@@ -30,6 +32,11 @@ _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left; never seen by that client
 StreamErrorFrame = Callable[[AgenticError], bytes]
 ExecuteStream = ReplyStream[executor_pb2.ExecuteEvent]
+
+
+# What a stream still running when the gateway's drain bound passes ends with.
+SHUTDOWN_CUT = ServiceUnavailable("The gateway shut down before this turn finished; it was not stored. Retry it.",
+                                  code="server_shutting_down")
 
 
 def openai_stream_error(error: AgenticError) -> bytes:
@@ -41,16 +48,18 @@ async def run_on_executor(
     execute_request: executor_pb2.ExecuteRequest | executor_pb2.ResponseRef,
     label: str,
     stream_error: StreamErrorFrame = openai_stream_error,
+    keepalive: bytes = COMMENT_FRAME,
 ) -> Response:
     """Errors before the first event raise `AgenticError` (the app's handlers shape them); later ones end the
-    stream with `stream_error`'s frame. A `ResponseRef` relays a background response's stored events."""
+    stream with `stream_error`'s frame; `keepalive` fills silences. A `ResponseRef` relays a background response's
+    stored events."""
     # The turn's trace starts here (or continues the caller's `traceparent`) and crosses to the executor.
     span = _tracer.start_span(f"POST {request.url.path}", context=context_from(request.headers), kind=SpanKind.SERVER)
     relaying = False
     try:
         with trace.use_span(span):
-            response = await _answer(request, execute_request, label, stream_error, span)
-        relaying = isinstance(response, StreamingResponse)
+            response = await _answer(request, execute_request, label, stream_error, keepalive, span)
+        relaying = isinstance(response, KeepaliveStreamingResponse)
         return response
     finally:
         if not relaying:
@@ -62,8 +71,11 @@ async def _answer(
     execute_request: executor_pb2.ExecuteRequest | executor_pb2.ResponseRef,
     label: str,
     stream_error: StreamErrorFrame,
+    keepalive: bytes,
     span: Span,
 ) -> Response:
+    if isinstance(execute_request, executor_pb2.ExecuteRequest) and not execute_request.stream:
+        return await _answer_json(request, execute_request, label)
     gateway = gateway_of(request)
     started = time.perf_counter()
     # The peer maps a failure at any message to the executor's AgenticError (or a 503/504 of its own).
@@ -72,15 +84,9 @@ async def _answer(
     call: ExecuteStream = gateway.peers.executor_peer.stream(method, execute_request,
                                                              timeout=gateway.settings.turn_timeout_seconds)
     first_message = asyncio.ensure_future(call.__anext__())
-    hang_up = asyncio.ensure_future(_disconnected(request))
-    await asyncio.wait({first_message, hang_up}, return_when=asyncio.FIRST_COMPLETED)
-    if not first_message.done():
-        # The client left before the first byte: stop the turn rather than spend the model on nobody.
+    if not await _answered_first(request, first_message, label):
         call.cancel()
-        first_message.cancel()
-        REQUESTS.labels(route=label, status=CLIENT_CLOSED_REQUEST).inc()
         return Response(status_code=CLIENT_CLOSED_REQUEST)
-    hang_up.cancel()
     try:
         first = first_message.result()
     except StopAsyncIteration:
@@ -93,8 +99,43 @@ async def _answer(
     headers = dict(_SSE_HEADERS)
     if isinstance(execute_request, executor_pb2.ExecuteRequest):
         headers["x-request-id"] = execute_request.request_id
-    return StreamingResponse(_relay(call, first, stream_error, span), media_type="text/event-stream",
-                             headers=headers)
+    return KeepaliveStreamingResponse(_relay(call, first, stream_error, span), headers=headers,
+                                      interval=gateway.settings.sse_keepalive_seconds, keepalive=keepalive,
+                                      cut_frame=stream_error(SHUTDOWN_CUT))
+
+
+async def _answer_json(request: Request, execute_request: executor_pb2.ExecuteRequest, label: str) -> Response:
+    """A JSON turn: one unary call (`Respond`), stopped if the client leaves before the answer."""
+    gateway = gateway_of(request)
+    started = time.perf_counter()
+    reply = asyncio.ensure_future(gateway.peers.executor_peer.call(
+        gateway.peers.executor.Respond, execute_request, timeout=gateway.settings.turn_timeout_seconds))
+    if not await _answered_first(request, reply, label):
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
+    message = reply.result()  # a failed turn raises its AgenticError here
+    REQUESTS.labels(route=label, status=200).inc()
+    TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
+    return json_response(message.response)
+
+
+async def _answered_first(request: Request, answer: asyncio.Future[Any], label: str) -> bool:
+    """Waits for `answer` or the client's hang-up; a client that left first stops the turn rather than spend the
+    model on nobody (False)."""
+    hang_up = asyncio.ensure_future(_disconnected(request))
+    await asyncio.wait({answer, hang_up}, return_when=asyncio.FIRST_COMPLETED)
+    if not answer.done():
+        answer.cancel()
+        REQUESTS.labels(route=label, status=CLIENT_CLOSED_REQUEST).inc()
+        return False
+    hang_up.cancel()
+    return True
+
+
+def frames_of(message: executor_pb2.ExecuteEvent) -> bytes:
+    """A stream message's SSE frames: one event, or several that were ready at once (one write)."""
+    if message.WhichOneof("payload") == "events":
+        return b"".join(frame(event.event_type, event.data) for event in message.events.events)
+    return frame(message.event.event_type, message.event.data)
 
 
 async def _disconnected(request: Request) -> None:
@@ -111,9 +152,9 @@ async def _relay(
 ) -> AsyncIterator[bytes]:
     """One write per event, as it arrives; the turn's span ends with the stream."""
     try:
-        yield frame(first.event.event_type, first.event.data)
+        yield frames_of(first)
         async for message in call:
-            yield frame(message.event.event_type, message.event.data)
+            yield frames_of(message)
     except AgenticError as error:
         yield stream_error(error)
     finally:

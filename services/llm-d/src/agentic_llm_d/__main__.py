@@ -2,7 +2,7 @@
 
 import sys
 
-from agentic_runtime.http_service import run_uvicorn
+from agentic_runtime.http_service import HttpTimeouts, run_uvicorn
 from agentic_runtime.logs import configure_logging
 from pydantic import ValidationError
 
@@ -18,7 +18,9 @@ def main() -> None:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors(include_input=False))
         sys.exit(f"agentic-llm-d: invalid settings: {problems}")
     configure_logging("llm-d", settings.log_level)
-    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds)
+    timeouts = HttpTimeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
+    run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds,
+                timeouts=timeouts)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,20 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agentic_runtime import nats
+from agentic_runtime.audit_recorder import AuditRecorder
 from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
 from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
+from agentic_runtime.openapi import serve_document
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.state_client import StateClient
 from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.usage_recorder import UsageRecorder
 from fastapi import FastAPI
 
 from agentic_llm_d.auth import WorkloadAuth
 from agentic_llm_d.execute import ExecuteStep
 from agentic_llm_d.metrics import TOOL_DISPATCH
+from agentic_llm_d.openapi import llm_d_document
 from agentic_llm_d.routes import LlmD, router
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
@@ -26,28 +30,32 @@ def create_app(settings: LlmDSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = StateClient(settings.state_address, settings.state_timeout_seconds)
-        connection = await nats.connect(settings.nats_url, name="agentic-llm-d")
+        connection = await nats.connect(settings.nats_url, name="agentic-llm-d")  # TLS and credentials included
         sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
         catalog = OperatorToolCatalog(connection)
         dispatcher = ToolDispatcher(connection, TOOL_DISPATCH)
         await dispatcher.start()
+        # Split turns' usage and audit records, sent to the state service in batches.
+        usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)
         app.state.llm_d = LlmD(
             settings=settings,
             auth=WorkloadAuth(settings.api_token.get_secret_value().strip(), settings.tenant_header,
                               settings.max_tenant_bytes),
             state=state, nats=connection, dispatcher=dispatcher, catalog=catalog,
-            split=SplitService(settings, state, sealer, catalog),
-            execute=ExecuteStep(settings, sealer, dispatcher, catalog),
+            split=SplitService(settings, state, sealer, catalog, usage, audit),
+            execute=ExecuteStep(settings, sealer, dispatcher, catalog, usage),
         )
         try:
             yield
         finally:
             await dispatcher.close()
+            await usage.close()  # the last second's records, before the state channel closes
+            await audit.close()
             await state.close()
             await connection.drain()
 
-    app = FastAPI(title="agentic-llm-d", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
-                  telemetry=NO_FRAMEWORK_TELEMETRY)
+    app = FastAPI(title="agentic-llm-d", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None, telemetry=NO_FRAMEWORK_TELEMETRY)
     install_error_handlers(app, ErrorShapes())
     app.include_router(router)
 
@@ -56,4 +64,5 @@ def create_app(settings: LlmDSettings) -> FastAPI:
         return {"state": await llm_d.state.serving(settings.ready_timeout_seconds)}
 
     add_probe_routes(app, readiness)
+    serve_document(app, llm_d_document(app, settings))
     return app

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from agentic.v1 import common_pb2
 from agentic_core.errors import AuthenticationFailed, InvalidRequest
+from agentic_runtime.logs import bind_principal
 
 WORKLOAD_TOKEN_HEADER = "x-agentic-workload-token"
 DEFAULT_TENANT = "default"  # the gateway's tenant for callers without API keys
@@ -14,6 +16,11 @@ DEFAULT_TENANT = "default"  # the gateway's tenant for callers without API keys
 def _digest(value: str) -> bytes:
     # Equal-length digests: the comparison takes the same time whatever the presented length.
     return hashlib.sha256(value.encode("utf-8", "surrogateescape")).digest()
+
+
+def split_principal(tenant: str) -> common_pb2.Principal:
+    """Who a split turn runs for: the coordinator's tenant; llm-d knows no API key."""
+    return common_pb2.Principal(tenant=tenant, subject="llm-d")
 
 
 class WorkloadAuth:
@@ -27,13 +34,13 @@ class WorkloadAuth:
             raise AuthenticationFailed("missing or invalid workload token", code="invalid_workload_token")
 
     def tenant(self, header_value: str | None) -> str:
-        """The tenant header's value, or `default` without one; bound into every context hydrate issues."""
-        if header_value is None:
-            return DEFAULT_TENANT
-        tenant = header_value.strip()
+        """The tenant header's value, or `default` without one; bound into every context hydrate issues, and into
+        the request's log lines."""
+        tenant = DEFAULT_TENANT if header_value is None else header_value.strip()
         if not tenant or len(tenant.encode()) > self.max_tenant_bytes or not tenant.isprintable():
             raise InvalidRequest(
                 f"The {self.tenant_header} header must name a tenant of 1 to {self.max_tenant_bytes} printable bytes.",
                 param=self.tenant_header, code="invalid_request_error",
             )
+        bind_principal(split_principal(tenant))
         return tenant

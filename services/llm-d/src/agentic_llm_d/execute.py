@@ -14,9 +14,12 @@ from agentic_core.responses.request import parse_json_object
 from agentic_core.split.context import SplitContext, context_rejected
 from agentic_core.tools.public_items import GatewayCallView, function_call_output
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
+from agentic_core.usage.turn_usage import TurnUsage, usage_of
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
+from agentic_runtime.usage_recorder import UsageRecorder
 
+from agentic_llm_d.auth import split_principal
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
 
@@ -44,11 +47,12 @@ def with_model_tools(upstream: dict[str, Any], registry: ToolRegistry, payload: 
 
 class ExecuteStep:
     def __init__(self, settings: LlmDSettings, sealer: ContextSealer, dispatcher: ToolDispatcher,
-                 catalog: OperatorToolCatalog) -> None:
+                 catalog: OperatorToolCatalog, usage: UsageRecorder | None = None) -> None:
         self.settings = settings
         self.sealer = sealer
         self.dispatcher = dispatcher
         self.catalog = catalog
+        self.usage = usage
 
     async def execute(self, body: bytes, tenant: str) -> bytes:
         envelope = parse_json_object(body)
@@ -69,11 +73,15 @@ class ExecuteStep:
                                  code="max_tool_rounds")
         registry = await registry_for(context.original_request, self.catalog)
         self._check_calls(calls, registry, context)
+        started = time.perf_counter()
         results = await run_gateway_calls(
             self.dispatcher, registry, calls, response_id=context.response_id, tenant=tenant,
             timeout=self.settings.tool_timeout_seconds, max_concurrent=self.settings.max_concurrent_gateway_calls,
             budget=CallBudget(context.original_request.get("max_tool_calls"), _executed_calls(context)),
         )
+        if self.usage is not None:
+            self.usage.record(split_principal(tenant), str(context.original_request.get("model", "")),
+                              _round_usage(envelope.get("usage"), calls, registry, time.perf_counter() - started))
         include = set(context.original_request.get("include") or [])
         outputs: list[dict[str, Any]] = []
         public: list[dict[str, Any]] = []
@@ -105,6 +113,18 @@ class ExecuteStep:
                 raise InvalidRequest(f"The call id {call_id!r} was already used in this turn.", param=f"{param}.call_id")
             seen.add(call_id)
             call.setdefault("id", f"fc_{call_id}")
+
+
+def _round_usage(reported: Any, calls: list[dict[str, Any]], registry: ToolRegistry, seconds: float) -> TurnUsage:
+    """The round the coordinator ran before this step: one model request, with the tokens of the `usage` the
+    coordinator may pass along (persist counts the last round's), and the gateway calls it made, by kind."""
+    usage = usage_of(reported)
+    for call in calls:
+        binding = registry.binding(call["name"])
+        kind = binding.kind if binding is not None else "function"
+        usage.tool_calls[kind] = usage.tool_calls.get(kind, 0) + 1
+    usage.tool_seconds = seconds
+    return usage
 
 
 def _executed_calls(context: SplitContext) -> int:

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import ServiceSettings, fixed_env
+from agentic_runtime.settings import ServiceSettings, check_secret_strength, fixed_env
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
-MIN_SECRET_BYTES = 32
 MIB = 1024 * 1024
-
-
-def _strong_enough(secret: SecretStr, name: str) -> None:
-    value = secret.get_secret_value().encode()
-    if len(value.strip()) < MIN_SECRET_BYTES or any(byte in b" \t\r\n" for byte in value.strip()):
-        raise ValueError(f"{name} must be at least {MIN_SECRET_BYTES} bytes with no whitespace")
 
 
 class LlmDSettings(ServiceSettings):
@@ -35,6 +28,15 @@ class LlmDSettings(ServiceSettings):
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
     hydrate_max_body_bytes: int = Field(default=2 * MIB, ge=1, description="Largest hydrate body (413 beyond).")
     persist_max_body_bytes: int = Field(default=16 * MIB, ge=1, description="Largest persist body (413 beyond).")
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0,
+        description="Longest a client may take to send a request's headers (from connecting, or from the request's "
+                    "first byte): a 408, then the connection closes.",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0,
+        description="Longest silence while a client sends a request body: a 408, then the connection closes.",
+    )
     max_context_bytes: int = Field(
         default=6 * MIB, ge=1, description="Largest signed context, issued by hydrate or accepted by persist (413 beyond)."
     )
@@ -61,8 +63,8 @@ class LlmDSettings(ServiceSettings):
 
     @model_validator(mode="after")
     def _secrets_are_usable(self) -> LlmDSettings:
-        _strong_enough(self.signing_key, "AGENTIC_LLM_D_SIGNING_KEY")
-        _strong_enough(self.api_token, "AGENTIC_LLM_D_API_TOKEN")
+        check_secret_strength(self.signing_key, "AGENTIC_LLM_D_SIGNING_KEY")
+        check_secret_strength(self.api_token, "AGENTIC_LLM_D_API_TOKEN")
         if self.signing_key.get_secret_value().strip() == self.api_token.get_secret_value().strip():
             raise ValueError("AGENTIC_LLM_D_SIGNING_KEY and AGENTIC_LLM_D_API_TOKEN must differ")
         return self

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 import orjson
-from agentic.v1 import common_pb2, state_pb2
+from agentic.v1 import state_pb2
+from agentic_core.audit import turn_details
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import new_response_id
 from agentic_core.responses.items import CALL_TYPES, normalize_input
@@ -26,9 +27,13 @@ from agentic_core.split.context import SplitContext, context_rejected
 from agentic_core.split.features import ensure_splittable_items, ensure_splittable_request
 from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_item_ids_against_input, outcome_from_response
 from agentic_core.split.sse_lifecycle import outcome_from_sse
+from agentic_core.usage.turn_usage import usage_of
+from agentic_runtime.audit_recorder import AuditRecorder
 from agentic_runtime.operator_tools import OperatorToolCatalog
 from agentic_runtime.state_client import StateClient
+from agentic_runtime.usage_recorder import UsageRecorder
 
+from agentic_llm_d.auth import split_principal
 from agentic_llm_d.body import too_large
 from agentic_llm_d.execute import registry_for, with_model_tools
 from agentic_llm_d.metrics import PERSISTED
@@ -39,22 +44,21 @@ from agentic_llm_d.settings import LlmDSettings
 UNSTORED_RESPONSE_STATUS = "error"
 
 
-def _principal(tenant: str) -> common_pb2.Principal:
-    return common_pb2.Principal(tenant=tenant, subject="llm-d")
-
-
 def _invalid(message: str, param: str | None = None) -> InvalidRequest:
     return InvalidRequest(message, param=param, code="invalid_request_error")
 
 
 class SplitService:
     def __init__(
-        self, settings: LlmDSettings, state: StateClient, sealer: ContextSealer, catalog: OperatorToolCatalog | None = None
+        self, settings: LlmDSettings, state: StateClient, sealer: ContextSealer, catalog: OperatorToolCatalog | None = None,
+        usage: UsageRecorder | None = None, audit: AuditRecorder | None = None,
     ) -> None:
         self.settings = settings
         self.state = state
         self.sealer = sealer
         self.catalog = catalog
+        self.usage = usage
+        self.audit = audit
 
     async def hydrate(self, body: bytes, tenant: str, *, execute: bool = False) -> bytes:
         payload = parse_json_object(body)
@@ -64,7 +68,7 @@ class SplitService:
         input_items = normalize_input(request.input)
         history: list[dict[str, Any]] = []
         if request.previous_response_id:
-            stored = await self.state.rehydrate(_principal(tenant), request.previous_response_id)
+            stored = await self.state.rehydrate(split_principal(tenant), request.previous_response_id)
             history = [orjson.loads(item) for item in stored]
             # The chain may hold what the request alone does not show (a gateway tool's calls, a compaction).
             ensure_splittable_items(history)
@@ -118,6 +122,7 @@ class SplitService:
             response = self._response(context, request, outcome)
             response["status"] = UNSTORED_RESPONSE_STATUS
             PERSISTED.labels(outcome="unstored").inc()
+            self._account(tenant, request.model, response, input_items)
             return orjson.dumps(response)
         check_item_ids_against_input(input_items, outcome.output)
         executed_ids = [item["call_id"] for item in context.executed if item.get("type") in CALL_TYPES]
@@ -126,10 +131,11 @@ class SplitService:
         response_json = orjson.dumps(response)
         if not request.store:
             PERSISTED.labels(outcome="unstored").inc()
+            self._account(tenant, request.model, response, input_items)
             return response_json
         stored = await self.state.persist_split_turn(
             state_pb2.PersistTurnRequest(
-                principal=_principal(tenant),
+                principal=split_principal(tenant),
                 response_id=context.response_id,
                 previous_response_id=request.previous_response_id or "",
                 response=response_json,
@@ -144,7 +150,21 @@ class SplitService:
             hashlib.sha256(relayed).hexdigest(),
         )
         PERSISTED.labels(outcome="stored" if stored is None else "replayed").inc()
-        return stored if stored is not None else response_json
+        if stored is not None:
+            return stored  # a replay: the first persist counted the turn
+        self._account(tenant, request.model, response, input_items)
+        return response_json
+
+    def _account(self, tenant: str, model: str, response: dict[str, Any], input_items: list[dict[str, Any]]) -> None:
+        """The turn's last model request (its usage; the execute steps counted the rounds before it and their
+        tools) and its audit record: a list append each."""
+        principal = split_principal(tenant)
+        if self.usage is not None:
+            self.usage.record(principal, model, usage_of(response.get("usage")))
+        if self.audit is not None:
+            details = turn_details(response, input_items, conversation_id=None,
+                                   previous_response_id=response.get("previous_response_id"))
+            self.audit.record("response.turn", principal, details)
 
     @staticmethod
     def _response(context: SplitContext, request: Any, outcome: RoundOutcome) -> dict[str, Any]:

@@ -24,7 +24,7 @@ QUIET_LOGGERS = ("httpx2", "httpcore2", "mcp")
 def build_consumer(client: Client, bridge: McpBridge, settings: McpBridgeSettings) -> McpConsumer:
     return McpConsumer(
         client, McpCallHandler(bridge), concurrency=settings.concurrency, ack_wait=settings.ack_wait_seconds,
-        max_deliveries=settings.max_deliveries, backoff=[], lag_poll_seconds=5.0,
+        max_deliveries=settings.max_deliveries, backoff=[], lag_poll_seconds=5.0, heartbeat_seconds=settings.heartbeat_seconds,
     )
 
 

@@ -59,6 +59,10 @@ class McpBridgeSettings(ServiceSettings):
     )
     concurrency: int = Field(default=16, ge=1, description="MCP tool calls running at once in this bridge.")
     ack_wait_seconds: float = Field(
-        default=30.0, gt=0, description="Silence after which a call is redelivered to another bridge (bridges heartbeat)."
+        default=10.0, gt=0,
+        description="Silence after which a call is redelivered to another bridge: how soon the calls of a dead bridge run elsewhere.",
+    )
+    heartbeat_seconds: float = Field(
+        default=3.0, gt=0, description="How often a running call tells NATS it is alive (at most half the ack wait)."
     )
     max_deliveries: int = Field(default=5, ge=1, description="Deliveries of one call before it is given up.")

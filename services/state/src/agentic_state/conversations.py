@@ -214,6 +214,16 @@ class ConversationStore:
             rows = await connection.fetch(_HISTORY_SQL, tenant, conversation_id)
         return [row["item"] for row in rows]
 
+    async def renew_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float) -> None:
+        status = await self.pool.execute(
+            "UPDATE conversations SET lease_expires_at = now() + make_interval(secs => $4)"
+            " WHERE tenant = $1 AND id = $2 AND lease_token = $3",
+            tenant, conversation_id, lease_token, lease_seconds,
+        )
+        if status == "UPDATE 0":
+            raise Conflict("This turn no longer holds the conversation: its lease expired and may have been taken.",
+                           param="conversation", code="conversation_lease_lost")
+
     async def end_turn(self, tenant: str, conversation_id: str, lease_token: str) -> None:
         await self.pool.execute(
             "UPDATE conversations SET lease_token = NULL, lease_expires_at = NULL"

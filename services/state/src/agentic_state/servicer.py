@@ -162,6 +162,14 @@ class StateServicer(state_pb2_grpc.StateServicer):
         )
         return state_pb2.ConversationTurn(items=[item.encode() for item in items])
 
+    async def RenewConversationTurn(
+        self, request: state_pb2.BeginConversationTurnRequest, context: _Context
+    ) -> state_pb2.EndConversationTurnReply:
+        await self.conversations.renew_turn(
+            request.principal.tenant, request.conversation_id, request.lease_token, request.lease_seconds
+        )
+        return state_pb2.EndConversationTurnReply()
+
     async def EndConversationTurn(
         self, request: state_pb2.EndConversationTurnRequest, context: _Context
     ) -> state_pb2.EndConversationTurnReply:

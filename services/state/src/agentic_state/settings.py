@@ -20,3 +20,23 @@ class StateSettings(ServiceSettings):
     max_chain_depth: int = Field(
         default=10_000, gt=0, description="Longest previous_response_id chain continued (400 `chain_too_long` beyond)."
     )
+    response_ttl_days: float | None = Field(
+        default=None, gt=0,
+        description="Delete stored responses this many days old (as DELETE does: later turns of a chain keep their "
+                    "history; a deleted response's row and items go once no response continues from it); unset: keep.",
+    )
+    conversation_ttl_days: float | None = Field(
+        default=None, gt=0,
+        description="Delete conversations idle (no item added) for this many days, with their items; unset: keep.",
+    )
+    audit_ttl_days: float | None = Field(default=None, gt=0, description="Delete audit records this many days old; unset: keep.")
+    usage_ttl_days: float | None = Field(
+        default=None, gt=0, description="Delete usage rows (per-minute sums) this many days old; unset: keep."
+    )
+    purge_interval_seconds: float = Field(
+        default=3600.0, gt=0,
+        description="How often retention runs (one replica at a time, by a PostgreSQL advisory lock).",
+    )
+    purge_batch_size: int = Field(
+        default=500, ge=1, description="Rows deleted per statement by retention (each its own short transaction).",
+    )

@@ -63,6 +63,14 @@ SELECT count(*) FROM inserted
 """
 
 
+# Whether this exact turn (response and items, byte for byte) is the one stored under its id.
+_SAME_TURN_SQL = """
+SELECT r.body::text = $3 AND coalesce((SELECT array_agg(i.item::text ORDER BY i.position) FROM response_items i
+                                        WHERE i.tenant = $1 AND i.response_id = $2), '{}') = $4::text[]
+  FROM responses r WHERE r.tenant = $1 AND r.id = $2
+"""
+
+
 # A turn on a conversation: the conversation takes the items (releasing the turn's lease) and, when
 # the response is stored, the response row takes them too — one statement inside one transaction.
 _PERSIST_CONVERSATION_TURN_SQL = """
@@ -127,7 +135,8 @@ class StateStore:
     async def rehydrate(self, tenant: str, previous_response_id: str) -> list[str]:
         rows = await self.pool.fetch(_REHYDRATE_SQL, tenant, previous_response_id, self.max_chain_depth)
         if not rows:
-            raise _response_not_found(previous_response_id, param="previous_response_id")
+            raise NotFound(f"Previous response with id '{previous_response_id}' not found.",
+                           param="previous_response_id", code="previous_response_not_found")
         oldest = rows[0]
         if oldest["depth"] >= self.max_chain_depth and oldest["previous_response_id"] is not None:
             # Refused rather than cut: a silently shortened history would change what the model sees.
@@ -201,6 +210,8 @@ class StateStore:
             )
             assert row is not None  # the SELECT always returns its one row
             if not row["appended"]:
+                if turn.store_response and await self._stored_already(connection, turn):
+                    return  # a retry of a persist that committed: the lease went with it
                 await raise_missing_or_locked(connection, turn.tenant, turn.conversation_id)
             if turn.store_response and not row["stored"]:
                 raise _already_stored(turn.response_id)  # rolls the conversation's new items back too
@@ -209,5 +220,13 @@ class StateStore:
     async def _insert_response(connection: asyncpg.Pool | asyncpg.Connection, turn: TurnRecord) -> None:
         # One statement, so the fast path (no conversation) is one round trip. $12: llm-d's persist digest.
         inserted = await connection.fetchval(PERSIST_TURN_SQL, *turn_arguments(turn), turn.conversation_id, None)
-        if not inserted:
+        if not inserted and not await StateStore._stored_already(connection, turn):
             raise _already_stored(turn.response_id)
+
+    @staticmethod
+    async def _stored_already(connection: asyncpg.Pool | Connection, turn: TurnRecord) -> bool:
+        """This very turn is stored: a retry whose first attempt committed after its caller gave up waiting.
+        (`json` keeps the text it was given, so the same turn compares equal byte for byte.)"""
+        items = [item for _, item in turn.input_items + turn.output_items]
+        same: bool | None = await connection.fetchval(_SAME_TURN_SQL, turn.tenant, turn.response_id, turn.response, items)
+        return bool(same)

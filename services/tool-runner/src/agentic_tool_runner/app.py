@@ -59,6 +59,7 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
             KindConsumer(
                 client, handler, concurrency=concurrency_for(settings, handler.kind), ack_wait=settings.ack_wait_seconds,
                 max_deliveries=settings.max_deliveries, backoff=_backoff(settings), lag_poll_seconds=settings.lag_poll_seconds,
+                heartbeat_seconds=settings.heartbeat_seconds,
             )
             for handler in handlers
         ]

@@ -22,7 +22,11 @@ class ToolRunnerSettings(ServiceSettings):
     concurrency: int = Field(default=4, ge=1, description="Calls of one kind running at once in this runner.")
     concurrency_overrides: str = Field(default="", description="Per-kind concurrency, e.g. `code_interpreter=1,web_search=8`.")
     ack_wait_seconds: float = Field(
-        default=30.0, gt=0, description="Silence after which a call is redelivered to another runner (runners heartbeat)."
+        default=10.0, gt=0,
+        description="Silence after which a call is redelivered to another runner: how soon the calls of a dead runner run elsewhere.",
+    )
+    heartbeat_seconds: float = Field(
+        default=3.0, gt=0, description="How often a running call tells NATS it is alive (at most half the ack wait)."
     )
     max_deliveries: int = Field(default=5, ge=1, description="Deliveries of one call before it is given up.")
     redelivery_backoff_seconds: str = Field(

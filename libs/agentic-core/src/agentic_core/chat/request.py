@@ -172,7 +172,8 @@ def _assistant_message(content: list[dict[str, Any]], index: int) -> dict[str, A
 
 
 def _part_text(part: dict[str, Any]) -> str | None:
-    if part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
+    part_type = part.get("type")
+    if isinstance(part_type, str) and part_type in _TEXT_PARTS and isinstance(part.get("text"), str):
         text: str = part["text"]
         return text
     return None
@@ -240,6 +241,8 @@ def _tools(raw_tools: Any) -> list[dict[str, Any]]:
         if tool_type != "function" or not isinstance(tool, dict):
             raise InvalidRequest(f"Tools of type '{tool_type}' cannot be sent to a Chat Completions model server.",
                                  param=f"tools[{index}].type", code="unsupported_value")
+        if not isinstance(tool.get("name"), str):
+            raise InvalidRequest("A function tool needs a `name`.", param=f"tools[{index}].name", code="invalid_value")
         function = {key: tool[key] for key in ("name", "description", "parameters", "strict") if tool.get(key) is not None}
         tools.append({"type": "function", "function": function})
     return tools
@@ -247,7 +250,9 @@ def _tools(raw_tools: Any) -> list[dict[str, Any]]:
 
 def _apply_allowed_tools(tools: list[dict[str, Any]], choice: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """`allowed_tools` has no portable chat form: send only the allowed tools, with its mode."""
-    allowed = {tool.get("name") for tool in choice.get("tools") or [] if isinstance(tool, dict)}
+    listed = choice.get("tools")
+    names = [tool.get("name") for tool in listed if isinstance(tool, dict)] if isinstance(listed, list) else []
+    allowed = {name for name in names if isinstance(name, str)}
     mode = choice.get("mode") or "auto"
     if mode not in ("auto", "required"):
         raise InvalidRequest("Invalid value for 'tool_choice.mode'.", param="tool_choice.mode", code="invalid_value")
@@ -286,8 +291,9 @@ def _map_text(text: Any, chat: dict[str, Any]) -> None:
 
 def _map_logprobs(body: dict[str, Any], chat: dict[str, Any]) -> None:
     top_logprobs = body.get("top_logprobs")
-    include = body.get("include") or []
-    wanted = (isinstance(top_logprobs, int) and top_logprobs > 0) or _LOGPROBS_INCLUDE in include
+    include = body.get("include")
+    wanted = (isinstance(top_logprobs, int) and top_logprobs > 0) or (
+        isinstance(include, list) and _LOGPROBS_INCLUDE in include)
     if not wanted:
         return
     chat["logprobs"] = True

@@ -74,18 +74,22 @@ def logprobs_from_chat(choice_logprobs: Any) -> list[dict[str, Any]]:
     for entry in content:
         if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
             raise invalid_reply("a logprobs entry has no `token`")
-        top = [_logprob(alternative) for alternative in entry.get("top_logprobs") or [] if isinstance(alternative, dict)]
+        alternatives = entry.get("top_logprobs")
+        top = [_logprob(alternative) for alternative in (alternatives if isinstance(alternatives, list) else [])
+               if isinstance(alternative, dict)]
         converted.append({**_logprob(entry), "top_logprobs": top})
     return converted
 
 
 def _logprob(entry: dict[str, Any]) -> dict[str, Any]:
     token = str(entry.get("token") or "")
-    raw_bytes = entry.get("bytes")
+    raw_bytes, logprob = entry.get("bytes"), entry.get("logprob")
+    if logprob is not None and not isinstance(logprob, int | float):
+        raise invalid_reply(f"logprob {logprob!r} is not a number")
     return {
         "token": token,
         "bytes": raw_bytes if isinstance(raw_bytes, list) else list(token.encode()),
-        "logprob": float(entry.get("logprob") or 0.0),
+        "logprob": float(logprob or 0.0),
     }
 
 

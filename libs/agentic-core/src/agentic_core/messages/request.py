@@ -241,7 +241,7 @@ def _output_config(config: Any, request: dict[str, Any]) -> None:
         raise _invalid("output_config", "expected an object")
     effort = config.get("effort")
     if effort is not None:
-        if effort not in _EFFORTS:
+        if not isinstance(effort, str) or effort not in _EFFORTS:
             raise _invalid("output_config.effort", f"expected one of {', '.join(_EFFORTS)}")
         # Model servers know low/medium/high; Anthropic's higher levels ask for the most there is.
         request["reasoning"] = {"effort": _EFFORTS[effort]}
@@ -267,7 +267,7 @@ def _input(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             raise _invalid(param, "expected an object")
         role = message.get("role")
-        if role not in _ROLE_BLOCKS:
+        if not isinstance(role, str) or role not in _ROLE_BLOCKS:
             raise _invalid(f"{param}.role", "expected 'user', 'assistant' or 'system'")
         if "content" not in message:
             raise InvalidRequest(f"{param}.content: Field required.", param=f"{param}.content",
@@ -488,6 +488,8 @@ def _tools(raw_tools: Any) -> tuple[list[dict[str, Any]], int | None, str | None
         if not isinstance(tool, dict):
             raise _invalid(param, "expected an object")
         tool_type = tool.get("type")
+        if tool_type is not None and not isinstance(tool_type, str):
+            raise _invalid(f"{param}.type", "expected a string")
         if tool_type is None or tool_type == "custom":
             tools.append(_client_tool(tool, param))
         elif tool_type in WEB_SEARCH_TOOL_TYPES:
@@ -558,7 +560,7 @@ def _tool_choice(choice: Any, tools: list[dict[str, Any]], web_search_name: str 
     parallel = False if disable_parallel else None
     if choice_type in ("any", "tool") and not tools:
         raise _invalid("tool_choice", f"'{choice_type}' needs at least one tool in `tools`")
-    if choice_type in _TOOL_CHOICES:
+    if isinstance(choice_type, str) and choice_type in _TOOL_CHOICES:
         return _TOOL_CHOICES[choice_type], parallel
     if choice_type != "tool":
         raise _invalid("tool_choice.type", "expected one of auto, any, tool, none")

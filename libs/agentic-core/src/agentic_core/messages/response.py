@@ -95,7 +95,7 @@ def content_blocks(output: list[dict[str, Any]], hidden_names: AbstractSet[str])
             if text:
                 blocks.append({"type": "thinking", "thinking": text, "signature": thinking_signature(item)})
         elif item_type == "message":
-            blocks += [{"type": "text", "text": text} for text in map(part_text, item.get("content") or []) if text]
+            blocks += [{"type": "text", "text": text} for text in map(part_text, list_of(item.get("content"))) if text]
         elif item_type == "function_call":
             if is_client_call(item, hidden_names, answered):
                 blocks.append(tool_use_block(item, tool_input(item.get("arguments"))))
@@ -106,14 +106,15 @@ def content_blocks(output: list[dict[str, Any]], hidden_names: AbstractSet[str])
 
 def is_client_call(item: dict[str, Any], hidden_names: AbstractSet[str], answered: AbstractSet[str] = frozenset()) -> bool:
     """A call the client must run: not a gateway tool's, and not already answered in the same output."""
-    return item.get("name") not in hidden_names and item.get("call_id") not in answered
+    name, call_id = item.get("name"), item.get("call_id")
+    return not (isinstance(name, str) and name in hidden_names) and not (isinstance(call_id, str) and call_id in answered)
 
 
 def thinking_text(item: dict[str, Any]) -> str:
-    parts = [part for part in item.get("content") or [] if isinstance(part, dict) and part.get("type") == "reasoning_text"]
+    parts = [part for part in list_of(item.get("content")) if isinstance(part, dict) and part.get("type") == "reasoning_text"]
     if parts:
         return "".join(str(part.get("text") or "") for part in parts)
-    summary = [part for part in item.get("summary") or [] if isinstance(part, dict) and part.get("type") == "summary_text"]
+    summary = [part for part in list_of(item.get("summary")) if isinstance(part, dict) and part.get("type") == "summary_text"]
     return "\n\n".join(str(part.get("text") or "") for part in summary)
 
 
@@ -145,7 +146,7 @@ def tool_use_block(item: dict[str, Any], arguments: dict[str, Any]) -> dict[str,
 def search_input(item: dict[str, Any]) -> dict[str, Any]:
     """Anthropic's `{query}`; the extra `queries` only when one call ran several (our searches take up to five)."""
     action = _object(item.get("action"))
-    queries = [query for query in action.get("queries") or [] if isinstance(query, str)]
+    queries = [query for query in list_of(action.get("queries")) if isinstance(query, str)]
     query = action.get("query") if isinstance(action.get("query"), str) else (queries[0] if queries else "")
     search: dict[str, Any] = {"query": query}
     if len(queries) > 1:
@@ -164,7 +165,7 @@ def web_search_result_block(item: dict[str, Any]) -> dict[str, Any]:
         content = {"type": "web_search_tool_result_error", "error_code": "unavailable"}
     else:
         action = _object(item.get("action"))
-        content = [_search_result(source) for source in action.get("sources") or []
+        content = [_search_result(source) for source in list_of(action.get("sources"))
                    if isinstance(source, dict) and isinstance(source.get("url"), str)]
     return {"type": "web_search_tool_result", "tool_use_id": server_tool_use_id(item.get("id")), "content": content}
 
@@ -179,7 +180,7 @@ def stop_reason(response: dict[str, Any], hidden_names: AbstractSet[str]) -> str
     if any(item.get("type") == "function_call" and is_client_call(item, hidden_names, answered) for item in output):
         return "tool_use"
     if any(isinstance(part, dict) and part.get("type") == "refusal"
-           for item in output if item.get("type") == "message" for part in item.get("content") or []):
+           for item in output if item.get("type") == "message" for part in list_of(item.get("content"))):
         return "refusal"
     return "end_turn"
 
@@ -244,3 +245,8 @@ def _count(value: Any) -> int:
 def _object(value: Any) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
+
+
+def list_of(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []

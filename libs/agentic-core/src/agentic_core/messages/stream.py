@@ -27,6 +27,8 @@ from agentic_core.messages.errors import anthropic_error_type, error_object
 from agentic_core.messages.response import (
     failure_error,
     gateway_function_names,
+    is_client_call,
+    list_of,
     message_id,
     message_model,
     messages_usage,
@@ -98,12 +100,12 @@ class MessagesStreamTranslator:
         elif event_type == "response.output_item.done" and item is not None:
             events += self._item_done(output_index, item)
         elif event_type in ("response.output_text.delta", "response.refusal.delta"):
-            events += self._delta(("text", output_index, data.get("content_index", 0)), "text", _text(data, "delta"))
+            events += self._delta(("text", output_index, _content_index(data)), "text", _text(data, "delta"))
         elif event_type in ("response.output_text.done", "response.refusal.done"):
             final = _text(data, "text" if event_type == "response.output_text.done" else "refusal")
-            events += self._settle(("text", output_index, data.get("content_index", 0)), "text", final)
+            events += self._settle(("text", output_index, _content_index(data)), "text", final)
         elif event_type == "response.content_part.done":
-            events += self._settle(("text", output_index, data.get("content_index", 0)), "text", part_text(data.get("part")))
+            events += self._settle(("text", output_index, _content_index(data)), "text", part_text(data.get("part")))
         elif event_type in ("response.reasoning_text.delta", "response.reasoning_summary_text.delta"):
             # The JSON path shows reasoning text, or the summary when there is none: stream the first kind seen.
             source = self._thinking_source.setdefault(output_index, event_type)
@@ -127,7 +129,7 @@ class MessagesStreamTranslator:
         item_type = item.get("type")
         if item_type in ("message", "reasoning"):
             return []  # their blocks open with their first text
-        if item_type == "function_call" and item.get("name") not in self._hidden_names:
+        if item_type == "function_call" and is_client_call(item, self._hidden_names):
             events = self._start(("call", output_index), "tool_use", tool_use_block(item, {}))
             return events + self._delta(("call", output_index), "tool_use", _text(item, "arguments"))
         if item_type == "web_search_call":
@@ -139,12 +141,12 @@ class MessagesStreamTranslator:
         item_type = item.get("type")
         if item_type == "message":
             events: list[AnthropicEvent] = []
-            for content_index, part in enumerate(item.get("content") or []):
+            for content_index, part in enumerate(list_of(item.get("content"))):
                 events += self._settle(("text", output_index, content_index), "text", part_text(part))
             return events
         if item_type == "reasoning":
             return self._settle(("thinking", output_index), "thinking", thinking_text(item), thinking_signature(item))
-        if item_type == "function_call" and item.get("name") not in self._hidden_names:
+        if item_type == "function_call" and is_client_call(item, self._hidden_names):
             return self._settle(("call", output_index), "tool_use", _text(item, "arguments"), block=tool_use_block(item, {}))
         if item_type == "web_search_call":
             events = [] if ("search", output_index) in self._blocks else self._search_call(output_index, item)
@@ -267,3 +269,9 @@ def _empty_block(kind: str) -> dict[str, Any]:
 def _text(container: dict[str, Any], key: str) -> str:
     value = container.get(key)
     return value if isinstance(value, str) else ""
+
+
+def _content_index(data: dict[str, Any]) -> int:
+    """The event's part; an index that is not an integer counts as absent (the first part)."""
+    index = data.get("content_index")
+    return index if isinstance(index, int) else 0

@@ -6,9 +6,13 @@ the model view is what a stateless model server accepts as history.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from agentic_core.errors import InvalidRequest
+from agentic_core.identifiers import checked_id
 from agentic_core.ids import new_item_id
 from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES, call_id_of, model_call, model_output
 
@@ -28,6 +32,8 @@ def normalize_input(raw_input: str | list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def normalize_input_item(item: dict[str, Any], index: int) -> dict[str, Any]:
+    if "id" in item:  # a client's id is stored and looked up by: the edge checks it (agentic_core.identifiers)
+        checked_id(item["id"], f"input[{index}].id")
     item_type = item.get("type")
     if item_type is None and "role" in item:
         item_type = "message"
@@ -39,6 +45,11 @@ def normalize_input_item(item: dict[str, Any], index: int) -> dict[str, Any]:
         return _normalize_message(item, index)
     if item_type in CALL_TYPES or item_type in CALL_OUTPUT_TYPES:
         _require_call_id(item, index)
+    if item_type == "compaction" and not isinstance(item.get("encrypted_content"), str):
+        raise InvalidRequest(
+            f"Input item {index} of type 'compaction' needs its `encrypted_content` (a string).",
+            param=f"input[{index}].encrypted_content", code="invalid_value",
+        )
     if item_type == "item_reference":
         raise InvalidRequest(
             "Input items of type 'item_reference' are not supported.", param=f"input[{index}]", code="unsupported_value"
@@ -95,11 +106,17 @@ def _require_call_id(item: dict[str, Any], index: int) -> None:
 
 
 # Public projections and bookkeeping a model server never sees: gateway calls are replayed as the
-# function call and output pair the model produced and read, stored beside them.
+# function call and output pair the model produced and read, stored beside them; a compaction is
+# read as its summary (agentic_core.responses.compaction.visible_context), never as its sealed blob.
 NOT_FOR_THE_MODEL = frozenset({
     "web_search_call", "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
-    "mcp_approval_response",
+    "mcp_approval_response", "compaction",
 })
+
+
+def parse_stored_items(items: Sequence[bytes]) -> list[dict[str, Any]]:
+    """Stored items (each a JSON object, as we wrote it) parsed as one array: one parser call, not one per item."""
+    return orjson.loads(b"[" + b",".join(items) + b"]") if items else []
 
 
 def model_input(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

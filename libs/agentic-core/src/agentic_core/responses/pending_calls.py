@@ -25,8 +25,8 @@ def validate_continuation(history: list[dict[str, Any]], new_input: list[dict[st
     history_length = len(history)
     for position, item in enumerate([*history, *new_input]):
         item_type = item.get("type")
-        if item_type not in _CALL_TYPES and item_type not in _RESOLVES:
-            continue
+        if not isinstance(item_type, str) or (item_type not in _CALL_TYPES and item_type not in _RESOLVES):
+            continue  # not a call or an output (a type that is not a string is as unknown as any other)
         param = f"input[{position - history_length}]" if position >= history_length else None
         call_id = call_id_of(item)
         if not isinstance(call_id, str) or not call_id:

@@ -12,6 +12,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.identifiers import Identifier, check_body_depth, check_tags, is_identifier
 
 METADATA_MAX_PAIRS = 16
 METADATA_MAX_KEY_CHARS = 64
@@ -38,11 +39,13 @@ class CreateResponseRequest(BaseModel):
     model: str = Field(min_length=1)
     input: str | list[dict[str, Any]] = Field(default_factory=list)
     instructions: str | None = None
-    previous_response_id: str | None = Field(default=None, min_length=1)
+    previous_response_id: Identifier | None = None
     conversation: str | dict[str, Any] | None = None
     store: bool = True
     stream: bool = False
     background: bool = False
+    # False prepares the turn (history, tools) and answers at once without inference (WebSocket prewarm).
+    generate: bool = True
     metadata: dict[str, str] | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
@@ -73,6 +76,24 @@ class CreateResponseRequest(BaseModel):
         return value
 
 
+class CompactRequest(BaseModel):
+    """`POST /v1/responses/compact`: the context to compact is `previous_response_id`'s chain, then `input`."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model: str = Field(min_length=1)
+    input: str | list[dict[str, Any]] = Field(default_factory=list)
+    instructions: str | None = None
+    previous_response_id: Identifier | None = None
+
+
+def validate_compact_request(payload: dict[str, Any]) -> CompactRequest:
+    try:
+        return CompactRequest.model_validate(payload)
+    except ValidationError as exc:
+        raise invalid_request_from(exc) from None
+
+
 def conversation_id_of(request: CreateResponseRequest) -> str | None:
     """`conversation` is an id or `{"id": ...}`; it excludes `previous_response_id`."""
     conversation = request.conversation
@@ -84,20 +105,23 @@ def conversation_id_of(request: CreateResponseRequest) -> str | None:
             param="conversation", code="mutually_exclusive_parameters",
         )
     conversation_id = conversation.get("id") if isinstance(conversation, dict) else conversation
-    if not isinstance(conversation_id, str) or not conversation_id:
+    if not is_identifier(conversation_id):
         raise InvalidRequest("Invalid value for 'conversation': expected an id or {\"id\": ...}.", param="conversation",
                              code="invalid_value")
-    return conversation_id
+    return str(conversation_id)
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:
-    """Parse a request body that must be one JSON object."""
+    """Parse a request body that must be one JSON object, nested no deeper than `MAX_JSON_DEPTH`, with string
+    tags (`agentic_core.identifiers`)."""
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise InvalidRequest(f"The request body is not valid JSON: {exc}", code="invalid_json") from None
     if not isinstance(payload, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+    check_body_depth(body, payload)
+    check_tags(payload)
     return payload
 
 

@@ -74,11 +74,16 @@ def echoed_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def normalize_output_item(item: dict[str, Any], item_id: str) -> dict[str, Any]:
-    """An upstream output item in our public form: our id, `logprobs: []` on text parts."""
+    """An upstream output item in our public form: our id, `logprobs: []` on text parts. A `type` that is not a
+    string counts as absent (an item of no known type)."""
     normalized = {key: value for key, value in item.items() if not _is_server_only_null(key, value)}
     normalized["id"] = item_id
+    if not isinstance(normalized.get("type"), str):
+        normalized.pop("type", None)
     if normalized.get("type") == "message":
-        normalized["content"] = [normalize_content_part(part) for part in normalized.get("content") or []]
+        content = normalized.get("content")
+        parts = content if isinstance(content, list) else []  # content, or a part, of the wrong type counts as absent
+        normalized["content"] = [normalize_content_part(part) for part in parts if isinstance(part, dict)]
     normalized.setdefault("status", "completed")
     return normalized
 
@@ -101,11 +106,12 @@ def _is_server_only_null(key: str, value: Any) -> bool:
 
 
 def normalize_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
-    """OpenAI's usage shape only; server-specific counters are dropped."""
+    """OpenAI's usage shape only; server-specific counters are dropped. Details that are not objects count as
+    absent; a count that is not a number raises TypeError or ValueError."""
     if not usage:
         return None
-    input_details = usage.get("input_tokens_details") or {}
-    output_details = usage.get("output_tokens_details") or {}
+    input_details = _details(usage.get("input_tokens_details"))
+    output_details = _details(usage.get("output_tokens_details"))
     input_tokens = int(usage.get("input_tokens") or 0)
     output_tokens = int(usage.get("output_tokens") or 0)
     return {
@@ -118,3 +124,7 @@ def normalize_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
         "output_tokens_details": {"reasoning_tokens": int(output_details.get("reasoning_tokens") or 0)},
         "total_tokens": int(usage.get("total_tokens") or input_tokens + output_tokens),
     }
+
+
+def _details(details: Any) -> dict[str, Any]:
+    return details if isinstance(details, dict) else {}

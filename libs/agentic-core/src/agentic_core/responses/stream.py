@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from agentic_core.errors import UpstreamUnavailable
 from agentic_core.ids import new_item_id
 from agentic_core.responses.response import normalize_content_part, normalize_output_item, normalize_usage
 
@@ -22,6 +23,7 @@ Item = dict[str, Any]
 # ToolRegistry.public_item.
 Presenter = Callable[[Item], Item]
 PublicEvent = tuple[str, int, bytes]  # event type, sequence number, the event's JSON
+INVALID_RESPONSE_CODE = "upstream_invalid_response"  # as for an invalid Chat Completions reply
 _ARGUMENT_EVENTS = frozenset({"response.function_call_arguments.delta", "response.function_call_arguments.done"})
 
 UPSTREAM_LIFECYCLE_EVENTS = frozenset({"response.created", "response.in_progress", "response.queued"})
@@ -50,11 +52,12 @@ class ItemIds:
 
     by_upstream: dict[str, str] = field(default_factory=dict)
 
-    def ours(self, upstream_id: str | None, item_type: str, output_index: int | None) -> str:
-        key = upstream_id if upstream_id else f"#{output_index}"
+    def ours(self, upstream_id: Any, item_type: Any, output_index: Any) -> str:
+        """Our id for an upstream item; an id or type that is not a string counts as absent."""
+        key = upstream_id if isinstance(upstream_id, str) and upstream_id else f"#{output_index}"
         our_id = self.by_upstream.get(key)
         if our_id is None:
-            our_id = new_item_id(item_type)
+            our_id = new_item_id(item_type if isinstance(item_type, str) else "item")
             self.by_upstream[key] = our_id
         return our_id
 
@@ -121,10 +124,11 @@ class StreamTranslator:
     def translate(self, event: dict[str, Any]) -> list[PublicEvent]:
         """One upstream event → its public events (usually one; none when held back)."""
         event_type = event.get("type")
-        if event_type in UPSTREAM_LIFECYCLE_EVENTS:
-            return []
+        if not isinstance(event_type, str) or event_type in UPSTREAM_LIFECYCLE_EVENTS:
+            return []  # an event without a string type is as unknown as one of an unknown type
         if event_type in UPSTREAM_TERMINAL_EVENTS:
-            self._terminal = self._outcome_from_terminal(event_type, event.get("response") or {})
+            response = event.get("response")
+            self._terminal = self._outcome_from_terminal(event_type, response if isinstance(response, dict) else {})
             return []
         if event_type == "error":
             self._terminal = RoundOutcome(
@@ -136,7 +140,7 @@ class StreamTranslator:
         output_index = event.get("output_index")
         item = event.get("item")
         if isinstance(item, dict):
-            our_id = self.ids.ours(item.get("id"), item.get("type", "item"), output_index)
+            our_id = self.ids.ours(item.get("id"), item.get("type"), output_index)
             item = normalize_output_item(item, our_id)
             if self.present is not None:
                 presented = self.present(item)
@@ -152,7 +156,7 @@ class StreamTranslator:
                 if self._first_hidden is None or output_index < self._first_hidden:
                     self._first_hidden = output_index
         events = [event]
-        if event_type in _ARGUMENT_EVENTS and output_index in self._presented:
+        if event_type in _ARGUMENT_EVENTS and isinstance(output_index, int) and output_index in self._presented:
             events = self._presented_argument_events(event, *self._presented[output_index])
         for each in events:
             item_id = each.get("item_id")
@@ -212,32 +216,42 @@ class StreamTranslator:
 
     def _outcome_from_terminal(self, event_type: str, response: dict[str, Any]) -> RoundOutcome:
         upstream_output = response.get("output")
-        if upstream_output:
+        if isinstance(upstream_output, list) and upstream_output:
             output = map_output(upstream_output, self.ids, self.present)
         else:
             output = self._collected_output()
-        return RoundOutcome(
-            status=response.get("status") or _TERMINAL_STATUS[event_type],
-            output=output,
-            usage=normalize_usage(response.get("usage")),
-            incomplete_details=response.get("incomplete_details"),
-            error=response.get("error"),
-        )
+        return _outcome(response, _TERMINAL_STATUS[event_type], output)
 
 
-def map_output(upstream_output: list[dict[str, Any]], ids: ItemIds, present: Presenter | None = None) -> list[Item]:
-    items = [normalize_output_item(item, ids.ours(item.get("id"), item.get("type", "item"), index))
-             for index, item in enumerate(upstream_output)]
+def map_output(upstream_output: list[Any], ids: ItemIds, present: Presenter | None = None) -> list[Item]:
+    """The upstream output items in our public form; an entry that is not an object is no item."""
+    items = [normalize_output_item(item, ids.ours(item.get("id"), item.get("type"), index))
+             for index, item in enumerate(upstream_output) if isinstance(item, dict)]
     return items if present is None else [present(item) for item in items]
 
 
 def outcome_from_json(response: dict[str, Any], present: Presenter | None = None) -> RoundOutcome:
     """A non-streaming upstream response → `RoundOutcome`."""
-    status = response.get("status") or "completed"
+    output = response.get("output")
+    return _outcome(response, "completed", map_output(output if isinstance(output, list) else [], ItemIds(), present))
+
+
+def _outcome(response: dict[str, Any], default_status: str, output: list[Item]) -> RoundOutcome:
+    """A terminal upstream response's outcome; a field of the wrong type counts as absent, usage that is not
+    numeric is a protocol error."""
+    status, details, error = response.get("status"), response.get("incomplete_details"), response.get("error")
     return RoundOutcome(
-        status=status,
-        output=map_output(response.get("output") or [], ItemIds(), present),
-        usage=normalize_usage(response.get("usage")),
-        incomplete_details=response.get("incomplete_details"),
-        error=response.get("error"),
+        status=status if isinstance(status, str) and status else default_status,
+        output=output,
+        usage=_usage(response.get("usage")),
+        incomplete_details=details if isinstance(details, dict) else None,
+        error=error if isinstance(error, dict) else None,
     )
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    try:
+        return normalize_usage(usage if isinstance(usage, dict) else None)
+    except (TypeError, ValueError):
+        raise UpstreamUnavailable("The model server sent a usage count that is not a number.",
+                                  code=INVALID_RESPONSE_CODE) from None

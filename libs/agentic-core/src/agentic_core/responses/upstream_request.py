@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentic_core.responses.compaction import Opener, visible_context
 from agentic_core.responses.items import model_input
 
-# Fields that are ours (state, storage, routing) and never reach a stateless model server.
-GATEWAY_ONLY_FIELDS = frozenset({"previous_response_id", "conversation", "store", "background", "metadata", "stream"})
+# Fields that are ours (state, storage, routing, compaction) and never reach a stateless model server.
+GATEWAY_ONLY_FIELDS = frozenset({"previous_response_id", "conversation", "store", "background", "metadata", "stream",
+                                 "generate", "context_management"})
 
 
 def stateless_request(
-    payload: dict[str, Any], history: list[dict[str, Any]], input_items: list[dict[str, Any]], *, stream: bool
+    payload: dict[str, Any], history: list[dict[str, Any]], input_items: list[dict[str, Any]], *, stream: bool,
+    open_compaction: Opener | None = None,
 ) -> dict[str, Any]:
+    """`open_compaction`: reads compaction items, whose summary then replaces what they superseded."""
     body = {key: value for key, value in payload.items() if key not in GATEWAY_ONLY_FIELDS}
-    body["input"] = model_input(history) + model_input(input_items)
+    if open_compaction is not None:
+        body["input"] = model_input(visible_context([*history, *input_items], open_compaction))
+    else:
+        body["input"] = model_input(history) + model_input(input_items)
     body["store"] = False
     body["stream"] = stream
     return body

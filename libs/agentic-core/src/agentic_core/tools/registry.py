@@ -103,18 +103,19 @@ class ToolRegistry:
     bindings: dict[str, ToolBinding]
     model_tools: list[dict[str, Any]]   # what the model server receives as `tools`
 
-    def binding(self, name: str) -> ToolBinding | None:
-        return self.bindings.get(name)
+    def binding(self, name: object) -> ToolBinding | None:
+        """The tool a model-side name stands for; a name that is not a string (a model's output) stands for none."""
+        return self.bindings.get(name) if isinstance(name, str) else None
 
     def public_item(self, item: dict[str, Any]) -> dict[str, Any]:
         """A model output item as the client sees it: a client tool's function call in its declared shape."""
         if item.get("type") != "function_call":
             return item
-        binding = self.bindings.get(item.get("name") or "")
+        binding = self.binding(item.get("name"))
         return public_call(item, binding.client) if binding is not None and binding.client is not None else item
 
-    def is_gateway_call(self, name: str | None) -> bool:
-        binding = self.bindings.get(name or "")
+    def is_gateway_call(self, name: object) -> bool:
+        binding = self.binding(name)
         return binding is not None and binding.owner == "gateway"
 
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentic/v1/common.proto\x12\nagentic.v1\",\n\tPrincipal\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentic/v1/common.proto\x12\nagentic.v1\"K\n\tPrincipal\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\x12\x0e\n\x06key_id\x18\x03 \x01(\t\x12\r\n\x05\x61\x64min\x18\x04 \x01(\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,5 +32,5 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentic.v1.common_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_PRINCIPAL']._serialized_start=39
-  _globals['_PRINCIPAL']._serialized_end=83
+  _globals['_PRINCIPAL']._serialized_end=114
 # @@protoc_insertion_point(module_scope)

@@ -1,7 +1,8 @@
 from agentic.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -41,12 +42,20 @@ class ExecuteRequest(_message.Message):
     def __init__(self, request_json: _Optional[bytes] = ..., principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., stream: _Optional[bool] = ..., request_id: _Optional[str] = ..., api: _Optional[str] = ..., response_id: _Optional[str] = ...) -> None: ...
 
 class ExecuteEvent(_message.Message):
-    __slots__ = ("event", "response")
+    __slots__ = ("event", "response", "events")
     EVENT_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     event: StreamEvent
     response: bytes
-    def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ...) -> None: ...
+    events: StreamEvents
+    def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ..., events: _Optional[_Union[StreamEvents, _Mapping]] = ...) -> None: ...
+
+class StreamEvents(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[StreamEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[StreamEvent, _Mapping]]] = ...) -> None: ...
 
 class StreamEvent(_message.Message):
     __slots__ = ("event_type", "sequence_number", "data")

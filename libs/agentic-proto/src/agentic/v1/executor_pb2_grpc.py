@@ -41,6 +41,11 @@ class ExecutorStub:
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
                 _registered_method=True)
+        self.Respond = channel.unary_unary(
+                '/agentic.v1.Executor/Respond',
+                request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                _registered_method=True)
         self.CountInputTokens = channel.unary_unary(
                 '/agentic.v1.Executor/CountInputTokens',
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
@@ -56,6 +61,11 @@ class ExecutorStub:
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
                 _registered_method=True)
+        self.Compact = channel.unary_unary(
+                '/agentic.v1.Executor/Compact',
+                request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                _registered_method=True)
 
 
 class ExecutorServicer:
@@ -65,6 +75,14 @@ class ExecutorServicer:
 
     def Execute(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Respond(self, request, context):
+        """Execute for a JSON turn (`stream` false): its one `response` message in a unary call, which costs both sides
+        about half the CPU of a stream of one message.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -90,11 +108,23 @@ class ExecutorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Compact(self, request, context):
+        """POST /v1/responses/compact: the body untouched; the reply's `response` is the `response.compaction` object.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Execute': grpc.unary_stream_rpc_method_handler(
                     servicer.Execute,
+                    request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+            ),
+            'Respond': grpc.unary_unary_rpc_method_handler(
+                    servicer.Respond,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
             ),
@@ -111,6 +141,11 @@ def add_ExecutorServicer_to_server(servicer, server):
             'CancelResponse': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelResponse,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.FromString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+            ),
+            'Compact': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compact,
+                    request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
             ),
     }
@@ -141,6 +176,33 @@ class Executor:
             request,
             target,
             '/agentic.v1.Executor/Execute',
+            agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
+            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Respond(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.Executor/Respond',
             agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
             agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
             options,
@@ -223,6 +285,33 @@ class Executor:
             target,
             '/agentic.v1.Executor/CancelResponse',
             agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
+            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.Executor/Compact',
+            agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
             agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
             options,
             channel_credentials,

@@ -106,6 +106,11 @@ class StateStub:
                 request_serializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
                 response_deserializer=agentic_dot_v1_dot_state__pb2.ConversationTurn.FromString,
                 _registered_method=True)
+        self.RenewConversationTurn = channel.unary_unary(
+                '/agentic.v1.State/RenewConversationTurn',
+                request_serializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
+                response_deserializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
+                _registered_method=True)
         self.EndConversationTurn = channel.unary_unary(
                 '/agentic.v1.State/EndConversationTurn',
                 request_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnRequest.SerializeToString,
@@ -240,6 +245,15 @@ class StateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RenewConversationTurn(self, request, context):
+        """Extends a held lease by lease_seconds from now (the holder's heartbeat, so that a crashed
+        holder locks the conversation for one short lease only); 409 conversation_lease_lost when
+        the lease is no longer this token's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def EndConversationTurn(self, request, context):
         """Gives the lease back when a turn ends without PersistTurn.
         """
@@ -369,6 +383,11 @@ def add_StateServicer_to_server(servicer, server):
                     servicer.BeginConversationTurn,
                     request_deserializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.FromString,
                     response_serializer=agentic_dot_v1_dot_state__pb2.ConversationTurn.SerializeToString,
+            ),
+            'RenewConversationTurn': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenewConversationTurn,
+                    request_deserializer=agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.FromString,
+                    response_serializer=agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.SerializeToString,
             ),
             'EndConversationTurn': grpc.unary_unary_rpc_method_handler(
                     servicer.EndConversationTurn,
@@ -791,6 +810,33 @@ class State:
             '/agentic.v1.State/BeginConversationTurn',
             agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
             agentic_dot_v1_dot_state__pb2.ConversationTurn.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenewConversationTurn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentic.v1.State/RenewConversationTurn',
+            agentic_dot_v1_dot_state__pb2.BeginConversationTurnRequest.SerializeToString,
+            agentic_dot_v1_dot_state__pb2.EndConversationTurnReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -175,6 +175,10 @@ class Sandbox:
                 _kill_group(process)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(process.wait(), KILL_GRACE_SECONDS)
+            if process is not None:
+                # Its pipes may outlive it (a descendant that escaped the group holds them) and it may outlive the
+                # grace (a machine busy with its fork bomb): closed here, not by the garbage collector.
+                process._transport.close()  # type: ignore[attr-defined]  # Process has no public close
             if call_dir is not None:
                 await asyncio.to_thread(_remove_tree, call_dir)
         return self._result(process, events, stdout, stderr, truncated, stopped, time.monotonic() - started)
@@ -269,6 +273,7 @@ class Sandbox:
                 await asyncio.wait_for(asyncio.shield(pumps), 1.0)
         finally:
             capped.cancel()
+            exited.cancel()  # still waiting when the kill outlasted its grace: the caller waits again
             if not pumps.done():
                 pumps.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -1,0 +1,42 @@
+"""`POST /v1/responses/compact`: the retained user messages and one compaction item for a context; nothing is stored."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agentic.v1 import executor_pb2
+from agentic_core.errors import InvalidRequest
+from agentic_core.ids import new_response_id
+from agentic_core.responses.compaction import compacted_response, visible_context
+from agentic_core.responses.items import normalize_input, parse_stored_items
+from agentic_core.responses.request import parse_json_object, validate_compact_request
+from agentic_core.routing import ModelRouter
+from agentic_runtime.state_client import StateClient
+
+from agentic_executor.compaction import Compactor
+
+
+class CompactEndpoint:
+    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor) -> None:
+        self.state = state
+        self.router = router
+        self.compactor = compactor
+
+    async def compact(self, request: executor_pb2.ExecuteRequest) -> dict[str, Any]:
+        if not request.principal.tenant:
+            raise InvalidRequest("The request has no tenant.", code="missing_tenant")
+        parsed = validate_compact_request(parse_json_object(request.request_json))
+        route = self.router.route(parsed.model)
+        history: list[bytes] = []
+        if parsed.previous_response_id:
+            history = await self.state.rehydrate(request.principal, parsed.previous_response_id)
+        items = [*parse_stored_items(history), *normalize_input(parsed.input)]
+        visible = visible_context(items, self.compactor.seal.opener(request.principal.tenant))
+        if not visible:
+            raise InvalidRequest("Nothing to compact: give `input` or `previous_response_id`.", param="input",
+                                 code="missing_required_parameter")
+        compacted = await self.compactor.summarise(route, route.model_for(parsed.model), visible, parsed.instructions,
+                                                   request.principal.tenant)
+        return compacted_response(new_response_id(), int(time.time()), [*compacted.retained, compacted.item],
+                                  compacted.usage)

@@ -1,0 +1,122 @@
+"""Per-tenant counters shared by every gateway replica through a NATS JetStream key-value bucket.
+
+Each replica counts locally and writes only its own keys (`<counter>.<replica>`), soon after a change and again
+every `REFRESH_SECONDS`; it watches the others' keys. A check reads memory only: its own count plus the others'
+last values. So a check costs no round trip, and the replicas agree within the time a write takes to reach
+the others (about a millisecond on one network): requests admitted at the same moment by different replicas may
+pass a limit by at most one per replica. A replica that dies stops refreshing its keys; the others ignore them
+after `STALE_SECONDS`. With NATS unreachable each replica goes on with what it knows (its own counts)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from agentic_runtime import nats as agentic_nats
+from nats.aio.client import Client
+from nats.js.kv import KeyValue
+
+log = logging.getLogger(__name__)
+
+BUCKET = "GATEWAY_QUOTAS"
+REFRESH_SECONDS = 5.0
+STALE_SECONDS = 3 * REFRESH_SECONDS  # also the bucket's age limit: a dead replica's keys go by themselves
+
+
+def tenant_token(tenant: str) -> str:
+    """A key-safe name for a tenant (tenant names may hold any character)."""
+    return hashlib.sha256(tenant.encode()).hexdigest()[:24]
+
+
+class SharedCounts:
+    def __init__(self, kv: KeyValue | None, replica: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.kv = kv
+        self.replica = replica or uuid.uuid4().hex[:16]
+        self.clock = clock
+        self._own: dict[str, int] = {}
+        self._others: dict[str, dict[str, tuple[int, float]]] = {}  # counter → replica → (count, seen at)
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    async def connect(cls, client: Client) -> SharedCounts:
+        kv = await agentic_nats.ensure_key_value(client, BUCKET, ttl_seconds=STALE_SECONDS, in_memory=True)
+        counts = cls(kv)
+        watcher = await kv.watchall()
+        loop = asyncio.get_running_loop()
+        counts._tasks = [loop.create_task(counts._watch(watcher)), loop.create_task(counts._write())]
+        return counts
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def total(self, counter: str) -> int:
+        """This replica's count plus the others' latest, fresh ones."""
+        total = self._own.get(counter, 0)
+        others = self._others.get(counter)
+        if others:
+            fresh_after = self.clock() - STALE_SECONDS
+            total += sum(count for count, seen in others.values() if seen >= fresh_after)
+        return total
+
+    def add(self, counter: str, delta: int) -> None:
+        self._own[counter] = self._own.get(counter, 0) + delta
+        self._dirty.add(counter)
+        self._wake.set()
+
+    def forget(self, keep: Callable[[str], bool]) -> None:
+        """Drops the counters `keep` refuses (e.g. past minutes), ours and the others'."""
+        for counter in [counter for counter in self._own if not keep(counter)]:
+            del self._own[counter]
+            self._dirty.discard(counter)
+        for counter in [counter for counter in self._others if not keep(counter)]:
+            del self._others[counter]
+
+    async def _watch(self, watcher: KeyValue.KeyWatcher) -> None:
+        async for entry in watcher:
+            if entry is None or not entry.key:
+                continue
+            counter, _, replica = entry.key.rpartition(".")
+            if replica == self.replica or not counter:
+                continue
+            try:
+                count = int(entry.value or b"0") if entry.operation is None else 0
+            except ValueError:
+                continue
+            self._others.setdefault(counter, {})[replica] = (count, self.clock())
+
+    async def _write(self) -> None:
+        """Writes changed counters at once (coalesced), and every counter again each `REFRESH_SECONDS`."""
+        assert self.kv is not None
+        next_refresh = self.clock() + REFRESH_SECONDS
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), max(0.0, next_refresh - self.clock()))
+            self._wake.clear()
+            if self.clock() >= next_refresh:
+                counters, next_refresh = set(self._own), self.clock() + REFRESH_SECONDS
+            else:
+                counters = self._dirty
+            self._dirty = set()
+            for counter in counters:
+                count = self._own.get(counter)
+                if count is None:
+                    continue
+                try:
+                    await self.kv.put(f"{counter}.{self.replica}", str(count).encode())
+                except Exception as error:  # NATS down, slow or reconnecting
+                    log.warning("sharing quota counts failed (each replica counts alone meanwhile): %r", error)
+                    self._dirty |= counters
+                    await asyncio.sleep(1.0)
+                    break

@@ -1,0 +1,34 @@
+"""Closed by default: `python -m agentic_gateway` with no authentication off loopback, or with an authentication
+setup that cannot work, exits non-zero and says how to configure it (before binding anything)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run_gateway(**env: str) -> subprocess.CompletedProcess[str]:
+    clean = {name: value for name, value in os.environ.items() if not name.startswith("AGENTIC_")}
+    return subprocess.run([sys.executable, "-m", "agentic_gateway"], env={**clean, "AGENTIC_PORT": "1", **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_no_auth_off_loopback_refuses_to_start_and_says_how_to_configure() -> None:
+    result = run_gateway(AGENTIC_GATEWAY_HOST="0.0.0.0")
+    assert result.returncode == 2
+    assert "without authentication" in result.stderr
+    for setting in ("AGENTIC_GATEWAY_API_KEYS", "AGENTIC_GATEWAY_OIDC_ISSUER", "AGENTIC_GATEWAY_ALLOW_UNAUTHENTICATED=true"):
+        assert setting in result.stderr
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"AGENTIC_GATEWAY_AUTH": "keys"}, "no keys are configured"),
+    ({"AGENTIC_GATEWAY_API_KEYS_FILE": "/nonexistent/keys"}, "AGENTIC_GATEWAY_API_KEYS(_FILE)"),
+    ({"AGENTIC_GATEWAY_OIDC_ISSUER": "http://id.example.com", "AGENTIC_GATEWAY_OIDC_AUDIENCE": "a"}, "https://"),
+])
+def test_an_auth_setup_that_cannot_work_refuses_to_start(env: dict[str, str], message: str) -> None:
+    result = run_gateway(AGENTIC_GATEWAY_HOST="127.0.0.1", **env)
+    assert result.returncode == 2 and message in result.stderr
