@@ -97,16 +97,16 @@ def test_a_streamed_background_turn_resumes_on_another_gateway_after_a_disconnec
 
 
 def test_cancel_stops_a_running_turn_and_is_idempotent(stack, client: OpenAI, upstream, auth_headers) -> None:
-    upstream.script(Delay(2.5, Text("never shown")))
+    other_gateway = stack.add_gateway()  # started first: a gateway's start may outlast the model's delay
+    upstream.script(Delay(4.0, Text("never shown")))
     queued = client.responses.create(model=MODEL, input="slow", background=True)
     wait_until(lambda: len(upstream.requests) >= 1, 20, "the model call")
-    other_gateway = stack.add_gateway()
     cancelled = httpx.post(f"{other_gateway}/v1/responses/{queued.id}/cancel", headers=auth_headers, timeout=30)
     assert cancelled.status_code == 200, cancelled.text
     assert cancelled.json()["status"] == "cancelled" and cancelled.json()["id"] == queued.id
     again = client.responses.cancel(queued.id)
     assert again.status == "cancelled"
-    time.sleep(3.0)  # the model's answer would have arrived by now: nothing stores it
+    time.sleep(4.5)  # the model's answer would have arrived by now: nothing stores it
     final = client.responses.retrieve(queued.id)
     assert final.status == "cancelled" and final.output == []
     events = _sse(f"{stack.urls['gateway']}/v1/responses/{queued.id}", auth_headers, {"stream": "true"})

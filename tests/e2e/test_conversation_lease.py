@@ -39,10 +39,17 @@ def test_a_turn_longer_than_its_lease_keeps_the_conversation(own_executor, upstr
     conversation = client.conversations.create()
     upstream.script(FunctionCall("slow", json.dumps({"seconds": 3 * LEASE_SECONDS})), Text("long turn done"))
     results: dict = {}
-    thread = threading.Thread(target=lambda: results.update(
-        long=client.responses.create(model=MODEL, input="long", conversation=conversation.id, tools=[SLOW])))
+
+    def long_turn() -> None:
+        try:
+            results["long"] = client.responses.create(model=MODEL, input="long", conversation=conversation.id, tools=[SLOW])
+        except Exception as error:  # shown by the assertion below rather than lost in the thread
+            results["error"] = error
+
+    thread = threading.Thread(target=long_turn)
     thread.start()
-    wait_until(lambda: len(upstream.requests) == 1, 20, "the long turn's model call")
+    wait_until(lambda: upstream.requests or "error" in results, 20, "the long turn's model call")
+    assert "error" not in results, results["error"]
     time.sleep(1.5 * LEASE_SECONDS)  # past the first lease: only its renewals hold the conversation now
     with pytest.raises(openai.ConflictError) as locked:
         client.responses.create(model=MODEL, input="meanwhile", conversation=conversation.id)

@@ -231,8 +231,9 @@ class TurnRunner:
         """The request's tools as the model sees them, and the MCP servers discovered for them."""
         tools = context.request.tools or []
         operator_tools = {}
-        if self.operator_tools is not None and any(isinstance(tool, dict) and tool.get("type") == "operator" for tool in tools):
-            operator_tools = await self.operator_tools.definitions()
+        wanted = {tool.get("name") for tool in tools if isinstance(tool, dict) and tool.get("type") == "operator"}
+        if self.operator_tools is not None and wanted:
+            operator_tools = await self.operator_tools.definitions({name for name in wanted if isinstance(name, str)})
         servers: list[McpServerTools] = []
         if any(isinstance(tool, dict) and tool.get("type") == "mcp" for tool in tools):
             if self.mcp is None:
