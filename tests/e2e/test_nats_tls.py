@@ -25,7 +25,7 @@ from agentic_runtime import nats as agentic_nats
 from agentic_runtime.tls import nats_options, transport_security
 from nats.aio.msg import Msg
 
-from tests.support.nats_jwt import Operator, write_creds
+from tests.support.nats_jwt import Identity, Operator, write_creds
 from tests.support.tls_certs import Authority, authority, issue
 
 USER, PASSWORD, TOKEN = "agentic", "s3cret-password", "s3cret-token-0123456789"
@@ -185,7 +185,7 @@ async def test_a_server_verifying_clients_refuses_one_without_a_certificate_or_t
 
 def _nkey_seed() -> bytes:
     """A new user NKey's seed (`SU...`); `nkeys.from_seed(seed).public_key` is the `U...` the server names."""
-    return nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    return Identity.new(nkeys.PREFIX_BYTE_USER).seed
 
 
 @pytest.fixture(scope="module")
