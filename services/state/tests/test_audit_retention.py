@@ -7,27 +7,16 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime, timedelta
 
-import asyncpg
 import orjson
 import pytest
 from agentic.v1 import audit_pb2, common_pb2
 from agentic_core.errors import NotFound
 from agentic_state.audit import AuditStore
 from agentic_state.conversations import ConversationStore
-from agentic_state.migrations import apply_migrations
 from agentic_state.retention import _PURGE_LOCK_KEY, Retention, purge
 from agentic_state.store import StateStore, TurnRecord
 
 NOW = datetime.now(UTC)
-
-
-@pytest.fixture(scope="session")
-async def pool(infra):
-    pool = await asyncpg.create_pool(infra["database_url"], min_size=1, max_size=4)
-    async with pool.acquire() as connection:
-        await apply_migrations(connection)
-    yield pool
-    await pool.close()
 
 
 def _record(tenant: str, kind: str, at: datetime, **details: object) -> audit_pb2.AuditRecord:

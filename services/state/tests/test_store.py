@@ -13,15 +13,6 @@ from agentic_state.migrations import apply_migrations, available_migrations
 from agentic_state.store import StateStore, TurnRecord
 
 
-@pytest.fixture(scope="session")
-async def pool(infra):
-    pool = await asyncpg.create_pool(infra["database_url"], min_size=1, max_size=4)
-    async with pool.acquire() as connection:
-        await apply_migrations(connection)
-    yield pool
-    await pool.close()
-
-
 @pytest.fixture()
 def store(pool) -> StateStore:
     return StateStore(pool, max_chain_depth=50)

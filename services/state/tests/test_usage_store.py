@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import secrets
 
-import asyncpg
 import pytest
 from agentic.v1 import usage_pb2
-from agentic_state.migrations import apply_migrations
 from agentic_state.usage_store import UsageStore
 
 DAY = 86400
 T0 = 1_700_000_000 - 1_700_000_000 % DAY  # a UTC midnight
-
-
-@pytest.fixture(scope="session")
-async def pool(infra):
-    pool = await asyncpg.create_pool(infra["database_url"], min_size=1, max_size=2)
-    async with pool.acquire() as connection:
-        await apply_migrations(connection)
-    yield pool
-    await pool.close()
 
 
 def _entry(tenant: str, model: str, minute: int, tokens: int, key_id: str = "k1", **tools: int) -> usage_pb2.UsageEntry:
