@@ -111,6 +111,20 @@ class ServiceSettings(TransportSecuritySettings):
     )
 
 
+class HttpServiceSettings(ServiceSettings):
+    """Settings of the services that serve HTTP to clients (gateway, llm-d): how long a slow client is waited for."""
+
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0,
+        description="Longest a client may take to send a request's headers (from connecting, or from the request's "
+                    "first byte): a 408, then the connection closes.",
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, gt=0,
+        description="Longest silence while a client sends a request body: a 408, then the connection closes.",
+    )
+
+
 class UpstreamSettings(ServiceSettings):
     """Where models are served (the routing table) and how we talk to model servers."""
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import UpstreamSettings, fixed_env
+from agentic_runtime.settings import HttpServiceSettings, UpstreamSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from agentic_gateway.usage_settings import UsageSettings
 
 
-class GatewaySettings(UsageSettings, UpstreamSettings):
+class GatewaySettings(UsageSettings, UpstreamSettings, HttpServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_GATEWAY_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
@@ -17,15 +17,6 @@ class GatewaySettings(UsageSettings, UpstreamSettings):
     executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
     state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")
-    header_timeout_seconds: float = Field(
-        default=10.0, gt=0,
-        description="Longest a client may take to send a request's headers (from connecting, or from the request's "
-                    "first byte): a 408, then the connection closes.",
-    )
-    body_timeout_seconds: float = Field(
-        default=30.0, gt=0,
-        description="Longest silence while a client sends a request body: a 408, then the connection closes.",
-    )
     auth: str | None = Field(
         default=None,
         description="How callers authenticate: a comma-separated set of `keys`, `oidc`, `none`. Unset: `keys` and/or "

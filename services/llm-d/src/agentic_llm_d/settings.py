@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import ServiceSettings, check_secret_strength, fixed_env
+from agentic_runtime.settings import HttpServiceSettings, check_secret_strength, fixed_env
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 MIB = 1024 * 1024
 
 
-class LlmDSettings(ServiceSettings):
+class LlmDSettings(HttpServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_LLM_D_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
@@ -28,15 +28,6 @@ class LlmDSettings(ServiceSettings):
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
     hydrate_max_body_bytes: int = Field(default=2 * MIB, ge=1, description="Largest hydrate body (413 beyond).")
     persist_max_body_bytes: int = Field(default=16 * MIB, ge=1, description="Largest persist body (413 beyond).")
-    header_timeout_seconds: float = Field(
-        default=10.0, gt=0,
-        description="Longest a client may take to send a request's headers (from connecting, or from the request's "
-                    "first byte): a 408, then the connection closes.",
-    )
-    body_timeout_seconds: float = Field(
-        default=30.0, gt=0,
-        description="Longest silence while a client sends a request body: a 408, then the connection closes.",
-    )
     max_context_bytes: int = Field(
         default=6 * MIB, ge=1, description="Largest signed context, issued by hydrate or accepted by persist (413 beyond)."
     )
