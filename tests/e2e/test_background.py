@@ -11,12 +11,12 @@ from collections.abc import Iterator
 import httpx
 import openai
 import pytest
-from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import wait_until
-from agentic_local.stack import LocalStack, StackConfig
+from agentic_local.stack import LocalStack
 from openai import OpenAI
 
 from tests.support.fake_upstream import Delay, FunctionCall, Text
+from tests.support.own_nats_stack import own_nats_stack
 
 MODEL = "smollm2"
 ECHO = {"type": "operator", "name": "echo"}
@@ -141,22 +141,10 @@ def test_another_tenants_background_response_is_not_found(client: OpenAI, other_
 def short_lived_stack(infra, fake_upstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     """A stack of its own NATS (its RESPONSES retention and BACKGROUND queue are nobody else's), with a short lease
     and a short retention of events."""
-    data_dir = tmp_path_factory.mktemp("short-lived")
-    nats_server = EmbeddedNats(data_dir, data_dir / "logs")
-    config = StackConfig(
-        data_dir=data_dir / "stack", upstream_url=fake_upstream.base_url, gateway_port=0, llm_d_port=0,
-        database_url=infra["database_url"], nats_url=nats_server.start(),
-        extra_env={
-            "AGENTIC_TOOL_RUNNER_KINDS": "operator",
-            "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
-            "AGENTIC_EXECUTOR_BACKGROUND_LEASE_SECONDS": str(LEASE_SECONDS),
-            "AGENTIC_EXECUTOR_RESPONSE_EVENTS_RETENTION_SECONDS": str(RETENTION_SECONDS),
-        },
-    )
-    stack = LocalStack(config).start()
-    yield stack
-    stack.stop()
-    nats_server.stop()
+    with own_nats_stack(tmp_path_factory.mktemp("short-lived"), infra["database_url"], fake_upstream.base_url,
+                        AGENTIC_EXECUTOR_BACKGROUND_LEASE_SECONDS=str(LEASE_SECONDS),
+                        AGENTIC_EXECUTOR_RESPONSE_EVENTS_RETENTION_SECONDS=str(RETENTION_SECONDS)) as stack:
+        yield stack
 
 
 @pytest.fixture()

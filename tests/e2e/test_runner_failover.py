@@ -8,32 +8,19 @@ import time
 from pathlib import Path
 
 import pytest
-from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import wait_until
-from agentic_local.stack import LocalStack, StackConfig
 from openai import OpenAI
 
 from tests.support.fake_upstream import FunctionCall, Text
+from tests.support.own_nats_stack import own_nats_stack
 
 
 @pytest.fixture()
 def failover_stack(infra, fake_upstream, tmp_path):
     """A stack of its own (its own NATS), so that only its runners see the call."""
-    nats_server = EmbeddedNats(tmp_path, tmp_path / "logs")
-    config = StackConfig(
-        data_dir=tmp_path / "stack", upstream_url=fake_upstream.base_url, gateway_port=0, llm_d_port=0,
-        database_url=infra["database_url"], nats_url=nats_server.start(),
-        extra_env={
-            "AGENTIC_TOOL_RUNNER_KINDS": "operator",
-            "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
-            "AGENTIC_TOOL_RUNNER_ACK_WAIT_SECONDS": "1",
-            "AGENTIC_EXECUTOR_TOOL_TIMEOUT_SECONDS": "30",
-        },
-    )
-    stack = LocalStack(config).start()
-    yield stack
-    stack.stop()
-    nats_server.stop()
+    with own_nats_stack(tmp_path, infra["database_url"], fake_upstream.base_url,
+                        AGENTIC_TOOL_RUNNER_ACK_WAIT_SECONDS="1", AGENTIC_EXECUTOR_TOOL_TIMEOUT_SECONDS="30") as stack:
+        yield stack
 
 
 def test_a_killed_runners_call_is_finished_by_another_exactly_once(failover_stack, upstream, tmp_path: Path) -> None:
