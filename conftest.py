@@ -31,6 +31,10 @@ from tests.support.fake_upstream import FakeUpstream  # noqa: E402
 CHAT_MODEL = "smollm2-via-chat"
 DEAD_MODEL = "model-on-a-dead-server"
 NO_MESSAGES_MODEL = "smollm2-on-a-server-without-messages"
+# Responses servers without `/v1/messages`, answering the routes they lack as FastAPI, OpenAI's API and llama.cpp do.
+UNKNOWN_ROUTE_MODELS = {"fastapi": NO_MESSAGES_MODEL, "openai": "smollm2-on-an-openai-like-server",
+                                "llama-cpp": "smollm2-on-a-llama-cpp-server"}
+UNSERVED_ON_OPENAI_LIKE_MODEL = "a-model-the-openai-like-server-lacks"
 TENANT_KEYS = {"tenant-a": "sk-test-tenant-a", "tenant-b": "sk-test-tenant-b"}
 ADMIN_KEY = "sk-test-admin"  # an operator key (tenant `ops`): the organization endpoints
 # AGENTIC_TEST_MTLS=1: the whole stack with mTLS between services (certificates made for the run); not in `make test`.
@@ -184,8 +188,10 @@ def stack(
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},
                 {"match": DEAD_MODEL, "base_url": "http://127.0.0.1:9/v1"},  # nothing listens there
-                {"match": NO_MESSAGES_MODEL, "base_url": fake_upstream.base_url_without_messages,
-                 "upstream_model": "smollm2"},
+                *({"match": model, "base_url": fake_upstream.base_url_answering_unknown_routes_like(flavor),
+                   "upstream_model": "smollm2"} for flavor, model in UNKNOWN_ROUTE_MODELS.items()),
+                {"match": UNSERVED_ON_OPENAI_LIKE_MODEL, "upstream_model": "not-served",
+                 "base_url": fake_upstream.base_url_answering_unknown_routes_like("openai")},
             ]).decode(),
         },
     )

@@ -19,7 +19,7 @@ from agentic_local import agent_clients
 from agentic_local.client_session import ClientSettings, prepare_claude, prepare_codex
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import CHAT_MODEL, ROOT, TENANT_KEYS
+from conftest import CHAT_MODEL, ROOT, TENANT_KEYS, UNKNOWN_ROUTE_MODELS
 from tests.support.fake_upstream import EchoToolOutput, FakeUpstream, FunctionCall, Text, declares_tools
 
 MODEL = "smollm2"
@@ -79,6 +79,12 @@ def codex(stack, tmp_path: Path, client_binaries: dict[str, Path]) -> Iterator[A
 
 
 @pytest.fixture()
+def codex_for(stack, tmp_path: Path, client_binaries: dict[str, Path]) -> Iterator[Callable[[str], AgentClient]]:
+    yield _client_factory(stack, tmp_path, client_binaries["codex"], prepare_codex)
+    assert list((tmp_path / "home").iterdir()) == [], "the client wrote into HOME"
+
+
+@pytest.fixture()
 def claude_for(stack, tmp_path: Path, client_binaries: dict[str, Path]) -> Iterator[Callable[[str], AgentClient]]:
     yield _client_factory(stack, tmp_path, client_binaries["claude"], prepare_claude)
     assert list((tmp_path / "home").iterdir()) == [], "the client wrote into HOME"
@@ -132,6 +138,22 @@ def test_a_codex_session_of_three_turns_carries_the_earlier_turns(codex: AgentCl
     history = _input_texts(upstream.requests[-1])
     for earlier in (f"turn one {first}", printed, f"turn two {second}", f"second answer {second}", f"turn three {third}"):
         assert earlier in history
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+@pytest.mark.parametrize("flavor", list(UNKNOWN_ROUTE_MODELS))
+def test_codex_runs_a_tool_round_in_front_of_every_kind_of_responses_server(
+        flavor: str, transport: str, codex_for: Callable[[str], AgentClient], upstream: FakeUpstream) -> None:
+    """Servers that answer routes they lack as FastAPI, OpenAI's API and llama.cpp do, in both of Codex's modes."""
+    codex = codex_for(UNKNOWN_ROUTE_MODELS[flavor])
+    command, printed = _shell(_token())
+    upstream.script(FunctionCall("exec_command", json.dumps({"cmd": command})), EchoToolOutput("The command said: "),
+                    when=declares_tools)
+    websockets = "true" if transport == "websocket" else "false"
+    result = codex.run("exec", *CODEX_FULL_ACCESS, "-c", f"model_providers.agentic.supports_websockets={websockets}",
+                       "run the command")
+    assert result.returncode == 0 and printed in result.stdout, _explain(result)
+    assert upstream.requests[-1]["model"] == "smollm2"  # the route's name for it, on that server
 
 
 def _gateway_counter(stack: Any, name: str, **labels: str) -> float:
@@ -190,9 +212,10 @@ def test_codex_searches_the_web_through_the_gateway(codex: AgentClient, upstream
 # -- Claude Code (Messages API) ---------------------------------------------------------------------------
 
 
-# The translation is reached through the Chat Completions route: the route without /v1/messages would also do,
-# but the gateway remembers such a server for minutes, which test_messages.py wants to observe fresh.
-@pytest.mark.parametrize("model", [MODEL, CHAT_MODEL], ids=["native-messages", "translated"])
+# Native pass-through (vLLM serves /v1/messages); the translation in front of a Chat Completions server; and in
+# front of a Responses server that answers /v1/messages as OpenAI's API does (an error object in a 404).
+@pytest.mark.parametrize("model", [MODEL, CHAT_MODEL, UNKNOWN_ROUTE_MODELS["openai"]],
+                         ids=["native-messages", "translated-to-chat", "translated-openai-like"])
 def test_claude_code_runs_bash_and_prints_the_answer(model: str, claude_for: Callable[[str], AgentClient],
                                                      upstream: FakeUpstream) -> None:
     claude = claude_for(model)
@@ -209,6 +232,8 @@ def test_claude_code_runs_bash_and_prints_the_answer(model: str, claude_for: Cal
     # which reaches this route's server as Chat Completions, the tool result as a `tool` message.
     if model == CHAT_MODEL:
         assert upstream.requests[-1]["messages"][-1]["role"] == "tool"
+    elif model != MODEL:
+        assert upstream.requests[-1]["input"][-1]["type"] == "function_call_output"
     else:
         assert upstream.requests[-1]["messages"][-1]["content"][0]["type"] == "tool_result"
 

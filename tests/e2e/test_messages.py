@@ -8,7 +8,7 @@ import orjson
 import pytest
 from anthropic import Anthropic
 
-from conftest import CHAT_MODEL, NO_MESSAGES_MODEL, TENANT_KEYS
+from conftest import CHAT_MODEL, TENANT_KEYS, UNKNOWN_ROUTE_MODELS, UNSERVED_ON_OPENAI_LIKE_MODEL
 from tests.support.fake_upstream import FunctionCall, Text
 
 MODEL = "smollm2"
@@ -33,23 +33,61 @@ def test_streaming_pass_through(anthropic_client: Anthropic, upstream) -> None:
     assert text == "streamed from vLLM" and final.stop_reason == "end_turn"
 
 
+@pytest.mark.parametrize("flavor", list(UNKNOWN_ROUTE_MODELS))
 def test_a_model_server_without_messages_gets_the_translation_and_is_remembered(
-    anthropic_client: Anthropic, upstream
+    flavor: str, anthropic_client: Anthropic, upstream
 ) -> None:
+    """Whatever body the server's 404 has: FastAPI's detail, OpenAI's or llama.cpp's error object."""
+    model = UNKNOWN_ROUTE_MODELS[flavor]
     upstream.script(Text("translated once"), Text("translated twice"))
-    first = anthropic_client.messages.create(model=NO_MESSAGES_MODEL, max_tokens=32, messages=USER)
-    second = anthropic_client.messages.create(model=NO_MESSAGES_MODEL, max_tokens=32, messages=USER)
-    assert [first.content[0].text, second.content[0].text] == ["translated once", "translated twice"]
+    first = anthropic_client.messages.create(model=model, max_tokens=32, messages=USER)
+    with anthropic_client.messages.stream(model=model, max_tokens=32, messages=USER) as stream:
+        streamed = "".join(stream.text_stream)
+    assert [first.content[0].text, streamed] == ["translated once", "translated twice"]
     assert first.type == "message" and first.stop_reason == "end_turn"
-    assert upstream.messages_route_misses == 1  # asked once, then remembered
-    assert all("input" in request and "messages" not in request for request in upstream.requests)  # Responses bodies
+    assert upstream.route_misses[flavor] <= 1  # asked at most once, then remembered (for the whole run)
+    assert upstream.requests and all("input" in request and "messages" not in request for request in upstream.requests)
 
 
-def test_an_unknown_model_on_a_messages_server_is_its_own_404_not_a_fallback(stack, upstream) -> None:
+@pytest.mark.parametrize("flavor", list(UNKNOWN_ROUTE_MODELS))
+def test_a_client_tool_round_over_the_translation(flavor: str, anthropic_client: Anthropic, upstream) -> None:
+    tool = {"name": "get_weather", "description": "Weather of a city",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    upstream.script(FunctionCall("get_weather", '{"city": "Oslo"}'), Text("It is cold in Oslo."))
+    model = UNKNOWN_ROUTE_MODELS[flavor]
+    asked = anthropic_client.messages.create(model=model, max_tokens=64, messages=USER, tools=[tool])
+    assert asked.stop_reason == "tool_use"
+    call = next(block for block in asked.content if block.type == "tool_use")
+    assert call.name == "get_weather" and call.input == {"city": "Oslo"}
+    history = [*USER, {"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in asked.content]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "-3 C"}]}]
+    answered = anthropic_client.messages.create(model=model, max_tokens=64, messages=history, tools=[tool])
+    assert answered.content[0].text == "It is cold in Oslo." and answered.stop_reason == "end_turn"
+    assert "-3 C" in orjson.dumps(upstream.requests[-1]["input"]).decode()
+
+
+def test_an_unknown_model_refused_by_the_translation_too_is_an_anthropic_error(stack, upstream) -> None:
+    """A route whose server (answering unknown routes as OpenAI does) lacks the model it sends: that server's own
+    404 for the translated request, in Anthropic's shape."""
+    reply = httpx.post(f"{stack.urls['gateway']}/v1/messages", headers={"x-api-key": TENANT_KEYS["tenant-a"]},
+                       json={"model": UNSERVED_ON_OPENAI_LIKE_MODEL, "max_tokens": 8, "messages": USER})
+    assert reply.status_code == 404
+    assert reply.json()["type"] == "error" and reply.json()["error"]["type"] == "not_found_error"
+    assert "not-served" in reply.json()["error"]["message"]
+    assert upstream.requests[-1]["model"] == "not-served" and "input" in upstream.requests[-1]
+
+
+def test_an_unknown_model_on_a_messages_server_is_its_own_404_and_the_server_stays_native(stack, upstream) -> None:
     reply = httpx.post(f"{stack.urls['gateway']}/v1/messages", json={"model": "nope", "max_tokens": 8, "messages": USER},
                        headers={"x-api-key": TENANT_KEYS["tenant-a"]})
     assert reply.status_code == 404 and reply.json()["error"]["type"] == "not_found_error"
-    assert upstream.requests[-1]["model"] == "nope"  # the model server's own answer, relayed
+    assert "does not exist" in reply.json()["error"]["message"]  # the model server's own words
+    # The 404 was about the model, which the server does not list: its Messages route is still used.
+    upstream.script(Text("still native"))
+    message = Anthropic(base_url=stack.urls["gateway"], api_key=TENANT_KEYS["tenant-a"], max_retries=0).messages.create(
+        model=MODEL, max_tokens=8, messages=USER)
+    assert message.content[0].text == "still native"
+    assert "messages" in upstream.requests[-1] and "input" not in upstream.requests[-1]
 
 
 def test_count_tokens(anthropic_client: Anthropic, upstream) -> None:

@@ -18,8 +18,8 @@ import asyncio
 import secrets
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 SERVED_MODEL = "smollm2"
+# How servers without a route answer it: FastAPI (vLLM, SGLang), OpenAI's API, llama.cpp's server.
+UNKNOWN_ROUTE_PREFIXES = {"fastapi": "/no-messages", "openai": "/openai-like", "llama-cpp": "/llama-cpp"}
+UNKNOWN_ROUTE_BODIES = {
+    "fastapi": b'{"detail":"Not Found"}',
+    "openai": b'{"error":{"message":"Invalid URL ({route})","type":"invalid_request_error","param":null,"code":null}}',
+    "llama-cpp": b'{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}',
+}
 
 
 async def _malformed(request: Request, exc: Exception) -> Response:
@@ -242,7 +249,7 @@ class FakeUpstream:
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.messages_route_misses = 0  # requests to /no-messages/v1/messages
+        self.route_misses: Counter[str] = Counter()  # requests to an unknown route, by the server flavor that answered
         routes = [
             Route("/v1/responses", self._responses, methods=["POST"]),
             Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
@@ -251,12 +258,13 @@ class FakeUpstream:
             Route("/tokenize", self._tokenize, methods=["POST"]),
             Route("/v1/completions", self._completions, methods=["POST"]),
         ]
-        # Under /no-messages the same server is a Responses server without Anthropic's endpoint, as most are:
-        # a framework's plain 404 on that path.
-        self.app = Starlette(routes=[
-            *routes, Route("/v1/messages", self._messages, methods=["POST"]),
-            Mount("/no-messages", routes=[*routes, Route("/v1/messages", self._no_messages_route, methods=["POST"])]),
-        ], exception_handlers={error: _malformed for error in (TypeError, KeyError, AttributeError, ValueError)})
+        # Under each flavor's prefix the same server is a Responses server without Anthropic's endpoint, as most
+        # are, answering every route it lacks the way that kind of server does.
+        flavors = [Mount(prefix, routes=[*routes, Route("/{path:path}", self._unknown_route(flavor),
+                                                        methods=["GET", "POST", "PUT", "DELETE"])])
+                   for flavor, prefix in UNKNOWN_ROUTE_PREFIXES.items()]
+        self.app = Starlette(routes=[*routes, Route("/v1/messages", self._messages, methods=["POST"]), *flavors],
+                             exception_handlers={error: _malformed for error in (TypeError, KeyError, AttributeError, ValueError)})
 
     @property
     def base_url(self) -> str:
@@ -284,7 +292,7 @@ class FakeUpstream:
             self.requests.clear()
             self.tokenize_requests.clear()
             self.headers.clear()
-            self.messages_route_misses = 0
+            self.route_misses.clear()
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
@@ -314,12 +322,25 @@ class FakeUpstream:
 
     @property
     def base_url_without_messages(self) -> str:
-        return f"http://{self.host}:{self.port}/no-messages/v1"
+        return self.base_url_answering_unknown_routes_like("fastapi")
 
-    async def _no_messages_route(self, request: Request) -> Response:
-        with self._lock:
-            self.messages_route_misses += 1
-        return Response(b'{"detail":"Not Found"}', status_code=404, media_type="application/json")
+    def base_url_answering_unknown_routes_like(self, flavor: str) -> str:
+        """This server without `/v1/messages` (or any route it lacks), answering such routes like `flavor`."""
+        return f"http://{self.host}:{self.port}{UNKNOWN_ROUTE_PREFIXES[flavor]}/v1"
+
+    @property
+    def messages_route_misses(self) -> int:
+        return self.route_misses["fastapi"]
+
+    def _unknown_route(self, flavor: str) -> Callable[[Request], Awaitable[Response]]:
+        async def answer(request: Request) -> Response:
+            with self._lock:
+                self.route_misses[flavor] += 1
+            body = UNKNOWN_ROUTE_BODIES[flavor]
+            if flavor == "openai":
+                body = body.replace(b"{route}", f"{request.method} /v1/{request.path_params['path']}".encode())
+            return Response(body, status_code=404, media_type="application/json")
+        return answer
 
     async def _messages(self, request: Request) -> Response:
         """vLLM's native Anthropic Messages endpoint (text and tool_use; JSON and SSE)."""

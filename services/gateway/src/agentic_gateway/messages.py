@@ -2,9 +2,10 @@
 shape, by the app's error handlers).
 
 Without gateway tools, a model server that speaks Messages itself (vLLM does)
-gets the body byte for byte, streaming included; one that turns out not to serve
-`/v1/messages` (404/405) is remembered, and its requests take the other way:
-the executor runs the turn in its round loop and answers in Anthropic's shapes.
+gets the body byte for byte, streaming included; a request it refuses on that
+route (404/405, whatever the body) takes the other way — the executor runs the
+turn in its round loop and answers in Anthropic's shapes — and a server found
+without the route is remembered (`native_messages`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from fastapi.responses import Response
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import json_response, request_id_of
 from agentic_gateway.keepalive import PING_FRAME
-from agentic_gateway.native_messages import lacks_messages_route
+from agentic_gateway.native_messages import lacks_messages_route, route_refused, serves_model
 from agentic_gateway.passthrough import model_of, relay_if_served, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
 
@@ -59,12 +60,21 @@ async def create_message(request: Request, principal: Principal) -> Response:
     route = gateway.router.route(model_of(payload))
     verdicts = gateway.native_messages
     if route.speaks_messages and not needs_gateway(payload) and not verdicts.unsupported(route.base_url):
+        refusals: list[tuple[int, bytes]] = []
+
+        def refused(status: int, content: bytes) -> bool:
+            if route_refused(status):
+                refusals.append((status, content))
+            return bool(refusals)
+
         relayed = await relay_if_served(request, route, "/messages", upstream_body(body, payload, route), stream,
-                                        "messages_passthrough", not_served=lacks_messages_route, keepalive=PING_FRAME,
+                                        "messages_passthrough", not_served=refused, keepalive=PING_FRAME,
                                         model=payload["model"])
         if relayed is not None:
             return relayed
-        verdicts.mark_unsupported(route.base_url)
+        status, content = refusals[0]
+        if lacks_messages_route(status, content) or await serves_model(request, route, payload["model"]):
+            verdicts.mark_unsupported(route.base_url)
     execute = executor_pb2.ExecuteRequest(
         request_json=body, principal=principal, stream=stream, api="messages",
         request_id=request_id_of(request),

@@ -1,8 +1,11 @@
 """Which model servers serve Anthropic's `/v1/messages` themselves, learnt from their answers.
 
-vLLM does; most other Responses servers answer 404 or 405 on that path. Such a
-server is remembered for a while, so that Messages requests go straight to the
-translation through the round loop instead of asking it again each time.
+vLLM does; most other Responses servers answer 404 or 405 on that path, each in
+its own body (FastAPI's `{"detail": …}`, OpenAI's and llama.cpp's error
+objects). A request so refused is translated through the round loop; the
+server is remembered as lacking the route, for a while, when the refusal can
+only be about the route: a 405, a 404 that is no API error object, or a 404
+for a model the server lists (an unknown model's 404 is not the route's).
 """
 
 from __future__ import annotations
@@ -12,16 +15,23 @@ import time
 from collections.abc import Callable
 
 import orjson
+from agentic_core.routing import ModelRoute
+from fastapi import Request
 
 log = logging.getLogger(__name__)
 
-_ROUTE_MISSING_STATUSES = (404, 405)
+ROUTE_REFUSED_STATUSES = (404, 405)
+
+
+def route_refused(status: int) -> bool:
+    """The server did not serve the request on this route: the translation serves it instead."""
+    return status in ROUTE_REFUSED_STATUSES
 
 
 def lacks_messages_route(status: int, body: bytes) -> bool:
-    """A 404/405 that is not an API error object: the path does not exist there. (An unknown model is a 404
-    too, but in an error object, and is relayed as the server said it.)"""
-    if status not in _ROUTE_MISSING_STATUSES:
+    """A refusal that can only mean the path does not exist there: a 405, or a 404 that is not an API error
+    object (a 404 error object may be about the model)."""
+    if not route_refused(status):
         return False
     if status == 405:
         return True
@@ -30,6 +40,14 @@ def lacks_messages_route(status: int, body: bytes) -> bool:
     except orjson.JSONDecodeError:
         return True
     return not (isinstance(payload, dict) and (isinstance(payload.get("error"), dict) or payload.get("type") == "error"))
+
+
+async def serves_model(request: Request, route: ModelRoute, model: str) -> bool:
+    """The route's server lists the model (under the name the route sends): its 404 was not about the model."""
+    from agentic_gateway.passthrough import _list_from  # noqa: PLC0415
+
+    name = route.upstream_model or model
+    return any(entry["id"] == name for entry in await _list_from(request, route))
 
 
 class NativeMessagesVerdicts:
