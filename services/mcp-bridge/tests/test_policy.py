@@ -104,6 +104,8 @@ async def test_localhost_is_refused_after_resolution_even_when_allowlisted() -> 
         ("fe80::1", "link-local"),
         ("fd00::1", "private"),
         ("::ffff:127.0.0.1", "loopback"),
+        ("2002:7f00:1::", "loopback"),  # 6to4: judged by the IPv4 address it embeds
+        ("2002:a9fe:a9fe::1", "link-local"),
     ],
 )
 async def test_hosts_resolving_to_non_public_addresses_are_refused(address: str, kind: str) -> None:
@@ -191,3 +193,8 @@ async def test_refused_plain_http_names_the_setting_that_allows_it() -> None:
     with pytest.raises(ServerRefused) as refused:
         await policy.vet("http://mcp.example.com/mcp")
     assert "AGENTIC_MCP_BRIDGE_ALLOW_HTTP=true" in str(refused.value)
+
+
+async def test_a_6to4_literal_of_a_private_address_is_refused() -> None:
+    policy = HostPolicy("*", allow_http=True)
+    assert await refused_rule(policy, "http://[2002:7f00:1::]:8765/mcp") == "private_address"
