@@ -98,10 +98,20 @@ class Delay:
 
 
 @dataclass
+class Reasoning:
+    """The model's reasoning (vLLM with a reasoning parser), then `then`: on /v1/responses a `reasoning` item (its
+    `reasoning_text` events first when streamed) before the answer's; on /v1/chat/completions the message's
+    `reasoning` (its `reasoning` deltas first). Inside `Output`, a reasoning item alone."""
+
+    text: str
+    then: Text | FunctionCall | None = None
+
+
+@dataclass
 class Output:
     """Several output items in one generation, in order (e.g. text then calls). /v1/responses only."""
 
-    items: list[Text | FunctionCall]
+    items: list[Text | FunctionCall | Reasoning]
 
 
 @dataclass
@@ -111,7 +121,7 @@ class EchoToolOutput:
     prefix: str = ""
 
 
-Reply = Text | FunctionCall | HttpError | Truncated | Delay | Output | EchoToolOutput
+Reply = Text | FunctionCall | HttpError | Truncated | Delay | Output | EchoToolOutput | Reasoning
 ScriptFilter = Callable[[dict[str, Any]], bool]
 
 
@@ -433,7 +443,11 @@ class FakeUpstream:
         return Response(orjson.dumps(self._final(payload, reply)), media_type="application/json")
 
     @staticmethod
-    def _item(reply: Text | FunctionCall | Truncated, item_id: str, call_id: str, status: str, content: str) -> dict[str, Any]:
+    def _item(reply: Text | FunctionCall | Truncated | Reasoning, item_id: str, call_id: str, status: str, content: str) -> dict[str, Any]:
+        if isinstance(reply, Reasoning):  # vLLM sets a status on the last output item only
+            parts = [{"text": content, "type": "reasoning_text"}] if status == "completed" else None
+            return {"id": item_id, "summary": [], "type": "reasoning", "content": parts, "encrypted_content": None,
+                    "status": "in_progress" if status == "in_progress" else None}
         if isinstance(reply, FunctionCall):
             return {"arguments": content, "call_id": call_id, "name": reply.name, "type": "function_call", "id": item_id,
                     "async": None, "caller": None, "namespace": None, "status": status}
@@ -442,13 +456,15 @@ class FakeUpstream:
 
     @staticmethod
     def _parts(reply: Text | FunctionCall | Truncated | Output) -> list[Text | FunctionCall | Truncated]:
+        if isinstance(reply, Reasoning):
+            return [Reasoning(reply.text), reply.then] if reply.then is not None else [reply]
         return list(reply.items) if isinstance(reply, Output) else [reply]
 
     def _final(self, payload: dict[str, Any], reply: Text | FunctionCall | Output) -> dict[str, Any]:
         items, words = [], 0
         for part in self._parts(reply):
             content = part.arguments if isinstance(part, FunctionCall) else part.text
-            prefix = "fc" if isinstance(part, FunctionCall) else "msg"
+            prefix = "fc" if isinstance(part, FunctionCall) else "rs" if isinstance(part, Reasoning) else "msg"
             items.append(self._item(part, f"{prefix}_{_hex()}", f"chatcmpl-tool-{_hex(16)}", "completed", content))
             words += len(_words(content))
         status = "incomplete" if any(isinstance(part, Text) and part.incomplete for part in self._parts(reply)) else "completed"
@@ -485,10 +501,21 @@ class FakeUpstream:
             is_call = isinstance(part, FunctionCall)
             content = part.arguments if is_call else part.text
             words += len(_words(content))
-            item_id, call_id = f"{'fc' if is_call else 'msg'}_{_hex()}", f"chatcmpl-tool-{_hex(16)}"
+            prefix = "fc" if is_call else "rs" if isinstance(part, Reasoning) else "msg"
+            item_id, call_id = f"{prefix}_{_hex()}", f"chatcmpl-tool-{_hex(16)}"
             yield event({"item": self._item(part, item_id, call_id, "in_progress", ""), "output_index": index,
                          "type": "response.output_item.added"})
-            if is_call:
+            if isinstance(part, Reasoning):
+                yield event({"content_index": 0, "item_id": item_id, "output_index": index,
+                             "part": {"text": "", "type": "reasoning_text"}, "type": "response.content_part.added"})
+                for piece in _words(content):
+                    yield event({"content_index": 0, "delta": piece, "item_id": item_id, "output_index": index,
+                                 "type": "response.reasoning_text.delta"})
+                yield event({"content_index": 0, "item_id": item_id, "output_index": index, "text": content,
+                             "type": "response.reasoning_text.done"})
+                yield event({"content_index": 0, "item_id": item_id, "output_index": index,
+                             "part": {"text": content, "type": "reasoning_text"}, "type": "response.content_part.done"})
+            elif is_call:
                 for piece in _words(content):
                     yield event({"delta": piece, "item_id": item_id, "output_index": index,
                                  "type": "response.function_call_arguments.delta"})
@@ -543,13 +570,14 @@ class FakeUpstream:
             return "tool_calls"
         return "length" if isinstance(reply, Text) and reply.incomplete else "stop"
 
-    def _chat_completion(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated) -> dict[str, Any]:
+    def _chat_completion(self, payload: dict[str, Any], reply: Text | FunctionCall | Truncated | Reasoning) -> dict[str, Any]:
+        reasoning, reply = (reply.text, reply.then or Text("")) if isinstance(reply, Reasoning) else (None, reply)
         is_call = isinstance(reply, FunctionCall)
         content = reply.arguments if is_call else reply.text
         tool_calls = [{"id": f"chatcmpl-tool-{_hex()}", "type": "function",
                        "function": {"name": reply.name, "arguments": reply.arguments}}] if is_call else []
         message = {"role": "assistant", "content": "" if is_call else content, "refusal": None, "annotations": None,
-                   "audio": None, "function_call": None, "tool_calls": tool_calls, "reasoning": None}
+                   "audio": None, "function_call": None, "tool_calls": tool_calls, "reasoning": reasoning}
         usage = {**_chat_usage(36, len(_words(content))), "prompt_tokens_details": None, "completion_tokens_details": None}
         return {
             "id": f"chatcmpl-{_hex()}", "object": "chat.completion", "created": int(time.time()), "model": payload.get("model"),
@@ -585,6 +613,10 @@ class FakeUpstream:
 
         yield {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
                                     "finish_reason": None}], "prompt_token_ids": None, "prompt_text": None}
+        if isinstance(reply, Reasoning):
+            for piece in _words(reply.text):
+                yield chunk({"reasoning": piece})
+            reply = reply.then or Text("")
         is_call = isinstance(reply, FunctionCall)
         content = reply.arguments if is_call else reply.text
         if is_call:

@@ -108,7 +108,7 @@ def test_consecutive_function_calls_are_one_assistant_message_and_outputs_are_to
     ])
     assert chat["messages"] == [
         {"role": "user", "content": "Weather in Paris and Rome?"},
-        {"role": "assistant", "content": None, "tool_calls": [
+        {"role": "assistant", "content": None, "reasoning": "hmm", "reasoning_content": "hmm", "tool_calls": [
             {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}},
             {"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Rome"}'}},
         ]},

@@ -24,6 +24,7 @@ from agentic_core.responses.compaction import (
     visible_context,
 )
 from agentic_core.responses.items import model_input
+from agentic_core.responses.reasoning import open_reasoning
 from agentic_core.responses.round_request import compacted_request
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
@@ -32,6 +33,7 @@ from agentic_core.tools.public_items import standalone_item_events
 from agentic_executor.compaction_seal import CompactionSeal
 from agentic_executor.context_budget import ContextBudget, context_too_long
 from agentic_executor.gateway_calls import Event, Item
+from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.upstream import UpstreamClient
 
 # What the summary request adds to the context (the summarisation prompt and request), generously.
@@ -46,9 +48,11 @@ class Compacted:
 
 
 class Compactor:
-    def __init__(self, upstream: UpstreamClient, seal: CompactionSeal, budget: ContextBudget, *, summary_max_tokens: int) -> None:
+    def __init__(self, upstream: UpstreamClient, seal: CompactionSeal, budget: ContextBudget, *, summary_max_tokens: int,
+                 reasoning: ReasoningSeal | None = None) -> None:
         self.upstream = upstream
         self.seal = seal
+        self.reasoning = reasoning or ReasoningSeal()  # the model reads sealed reasoning items opened
         self.budget = budget
         self.summary_max_tokens = summary_max_tokens
 
@@ -59,7 +63,8 @@ class Compactor:
         """`visible`: the context as stored items, compaction already applied; one non-streaming call writes the summary.
         `room`: tokens the window leaves after the context, when known (the summary must fit in them)."""
         self.seal.ensure_available()
-        body = summary_request(model_input(list(visible)), instructions, model=model)
+        body = summary_request(model_input(open_reasoning(visible, self.reasoning.opener(tenant))), instructions,
+                               model=model)
         body["max_output_tokens"] = min(self.summary_max_tokens, room) if room and room > 0 else self.summary_max_tokens
         reply = await self.upstream.create_response(route, body)
         summary = summary_text(reply)
@@ -105,7 +110,8 @@ class ContextGuard:
                                                            self.tenant, room)
                 events = standalone_item_events(compacted.item, so_far.next_index)
                 so_far = so_far.counted(compacted.usage).shown([compacted.item]).continued([compacted.item])
-                body = compacted_request(body, visible_context([*visible, compacted.item], self.opener))
+                compacted_context = visible_context([*visible, compacted.item], self.opener)
+                body = compacted_request(body, open_reasoning(compacted_context, self.compactor.reasoning.opener(self.tenant)))
                 tokens = await budget.count(self.route, body) if window is not None else None
         if tokens is not None and window is not None and tokens > window:
             raise context_too_long(tokens, window)

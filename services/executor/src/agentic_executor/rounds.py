@@ -26,6 +26,7 @@ from agentic_core.routing import ModelRoute
 from agentic_executor.compaction import ContextGuard, Guarded
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, PlacedCall, Shown, ToolPolicy
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
+from agentic_executor.reasoning_seal import ReasoningSealer
 from agentic_executor.upstream import UpstreamClient
 
 __all__ = ["NextRound", "PublicEvent", "RoundResult", "Rounds", "ToolPolicy", "TurnDone"]
@@ -62,9 +63,11 @@ class _OpenRound:
 class Rounds:
     def __init__(
         self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute,
-        guard: ContextGuard | None = None,
+        guard: ContextGuard | None = None, reasoning: ReasoningSealer | None = None,
     ) -> None:
         self.upstream = upstream
+        # The public form of reasoning items (sealed when asked for); the model's continuation keeps its own.
+        self.reasoning = reasoning or ReasoningSealer()
         self.calls = calls
         self.policy = policy
         self.route = route
@@ -146,7 +149,7 @@ class Rounds:
         so_far = replace(so_far, rounds=so_far.rounds + 1)
         sequencer = EventSequencer(so_far.next_sequence)
         translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call,
-                                      present=self.calls.registry.public_item)
+                                      present=self.calls.registry.public_item, show=self.reasoning)
         clock = time.perf_counter()
         upstream_events = self.upstream.stream_response(self.route, body)
         started = opening is None
@@ -181,6 +184,8 @@ class Rounds:
 
     def _open(self, outcome: RoundOutcome, so_far: TurnSoFar) -> _OpenRound:
         reading = read_round(outcome, self.calls.registry, round_number=so_far.rounds, max_rounds=self.policy.max_rounds)
+        reading = replace(reading, shown_first=self.reasoning.all(reading.shown_first),
+                          shown_last=self.reasoning.all(reading.shown_last))
         so_far = so_far.counted(outcome.usage).shown(reading.shown_first).continued(reading.continuation)
         self.counted = so_far
         shown = self.calls.approval_requests(reading.awaiting_approval, so_far)

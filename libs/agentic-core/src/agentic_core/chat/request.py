@@ -23,6 +23,8 @@ Per-key decisions for what is not mapped one to one:
 | `n` | dropped: a response has exactly one output |
 | `prompt_cache_key`, `service_tier`, `user`, `temperature`, `top_p`, `parallel_tool_calls` | kept (Chat Completions has them too) |
 
+A reasoning item goes back as `reasoning` (and `reasoning_content`) on the
+assistant message it precedes, as vLLM's chat API takes a model's earlier reasoning.
 Input items the chat format cannot carry (hosted tool calls, custom tools,
 image file ids, item references) raise `InvalidRequest`, so that a turn fails
 with a clear 400 instead of the model silently losing context.
@@ -104,7 +106,13 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             raise InvalidRequest(f"Input item {index} must be an object.", param=f"input[{index}]", code="invalid_value")
         item_type = item.get("type") or ("message" if "role" in item else None)
         if item_type == "reasoning":
-            # Chat servers take no reasoning history; dropping it keeps the call grouping intact.
+            # The model's reasoning goes back on the assistant message it led to (an item with no text is dropped).
+            text = _reasoning_text(item)
+            if text:
+                if open_assistant is None or not _only_reasoning(open_assistant):
+                    open_assistant = {"role": "assistant", "content": None}
+                    messages.append(open_assistant)
+                _add_reasoning(open_assistant, text)
             continue
         if item_type == "function_call":
             if open_assistant is None:
@@ -114,6 +122,9 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         if item_type == "message":
             message = _message(item, index)
+            if message["role"] == "assistant" and open_assistant is not None and _only_reasoning(open_assistant):
+                open_assistant.update(message)  # the answer its reasoning led to
+                continue
             messages.append(message)
             open_assistant = message if message["role"] == "assistant" else None
             continue
@@ -126,6 +137,27 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             param=f"input[{index}]", code="unsupported_value",
         )
     return messages
+
+
+def _reasoning_text(item: dict[str, Any]) -> str:
+    """A reasoning item's text: its reasoning parts, else its summary's."""
+    for key in ("content", "summary"):
+        parts = item.get(key)
+        texts = [text for part in parts if isinstance(part, dict) and (text := _part_text(part))] \
+            if isinstance(parts, list) else []
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+def _only_reasoning(message: dict[str, Any]) -> bool:
+    return "reasoning" in message and message.get("content") is None and not message.keys() & {"tool_calls", "refusal"}
+
+
+def _add_reasoning(message: dict[str, Any], text: str) -> None:
+    # vLLM reads `reasoning` (its older releases, SGLang and DeepSeek-style templates `reasoning_content`).
+    joined = f"{message['reasoning']}\n{text}" if message.get("reasoning") else text
+    message["reasoning"] = message["reasoning_content"] = joined
 
 
 def _message(item: dict[str, Any], index: int) -> dict[str, Any]:

@@ -89,6 +89,8 @@ class StreamTranslator:
     across rounds and around hidden items. `present` gives a client tool's call
     its declared shape; the argument events of a call that is no longer a plain
     function call become that type's events (a custom tool's input) or none.
+    `show` gives a finished item its public form in `output_item.done` (a reasoning
+    item its sealed `encrypted_content`); the round's outcome keeps the model's.
     """
 
     def __init__(
@@ -99,8 +101,10 @@ class StreamTranslator:
         index_offset: int = 0,
         is_hidden: Callable[[dict[str, Any]], bool] | None = None,
         present: Presenter | None = None,
+        show: Presenter | None = None,
     ) -> None:
         self.sequencer = sequencer
+        self.show = show
         self.ids = ids or ItemIds()
         self.index_offset = index_offset
         self.is_hidden = is_hidden
@@ -150,6 +154,8 @@ class StreamTranslator:
             event["item"] = item
             if event_type == "response.output_item.done" and isinstance(output_index, int):
                 self._done_items[output_index] = item
+                if self.show is not None:
+                    event["item"] = self.show(item)
             if (event_type == "response.output_item.added" and isinstance(output_index, int)
                     and self.is_hidden is not None and self.is_hidden(item)):
                 self._hidden.add(output_index)
