@@ -184,6 +184,10 @@ def stack(
             "AGENTIC_WEB_SEARCH_API_KEY": "test-search-key",
             "AGENTIC_MCP_ALLOWED_HOSTS": fake_mcp.host,
             "AGENTIC_MCP_BRIDGE_ALLOW_HTTP": "true",
+            # Input images and files from the tests' loopback file servers (tests/e2e/test_input_media.py); any other
+            # loopback, private or link-local address stays refused.
+            "AGENTIC_EXECUTOR_INPUT_URL_ALLOWED_HOSTS": "*,127.0.0.1",
+            "AGENTIC_EXECUTOR_INPUT_URL_ALLOW_HTTP": "true",
             # The same fake server, reached through the Chat Completions adapter under another name.
             "AGENTIC_MODELS": orjson.dumps([
                 {"match": CHAT_MODEL, "base_url": fake_upstream.base_url, "api": "chat", "upstream_model": "smollm2"},

@@ -63,6 +63,7 @@ class BackgroundTurns:
     async def submit(self, request: executor_pb2.ExecuteRequest) -> tuple[str, dict[str, object]]:
         """Validates the request, stores the queued response and queues the turn; returns the id and the object."""
         context = read_turn_request(request, None, self.runner.router)
+        self.runner.policy.media.check(context.input_items)  # a refused URL is a 400 now; the fetch waits for the turn
         if not context.request.store:
             raise InvalidRequest("Background responses must be stored: `background: true` needs `store: true`.",
                                  param="background", code="invalid_value")

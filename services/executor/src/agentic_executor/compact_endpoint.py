@@ -15,11 +15,13 @@ from agentic_core.routing import ModelRouter
 from agentic_runtime.state_client import StateClient
 
 from agentic_executor.compaction import Compactor
+from agentic_executor.input_media import InputMedia
 
 
 class CompactEndpoint:
-    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor) -> None:
+    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor, media: InputMedia | None = None) -> None:
         self.state = state
+        self.media = media or InputMedia()
         self.router = router
         self.compactor = compactor
 
@@ -31,7 +33,8 @@ class CompactEndpoint:
         history: list[bytes] = []
         if parsed.previous_response_id:
             history = await self.state.rehydrate(request.principal, parsed.previous_response_id)
-        items = [*parse_stored_items(history), *normalize_input(parsed.input)]
+        # The input's images and files as a turn would send them: the summariser is never handed a URL either.
+        items = [*parse_stored_items(history), *await self.media.resolve(normalize_input(parsed.input))]
         visible = visible_context(items, self.compactor.seal.opener(request.principal.tenant))
         if not visible:
             raise InvalidRequest("Nothing to compact: give `input` or `previous_response_id`.", param="input",

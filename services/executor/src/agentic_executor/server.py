@@ -25,6 +25,7 @@ from agentic_executor.compact_endpoint import CompactEndpoint
 from agentic_executor.compaction import Compactor
 from agentic_executor.compaction_seal import CompactionSeal
 from agentic_executor.context_budget import ContextBudget
+from agentic_executor.input_media import InputMedia, input_media
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.rounds import ToolPolicy
@@ -39,8 +40,9 @@ log = logging.getLogger(__name__)
 class RecordedCompactions(CompactEndpoint):
     """`POST /v1/responses/compact` with its model request's usage recorded like a turn's."""
 
-    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor, usage: UsageRecorder) -> None:
-        super().__init__(state, router, compactor)
+    def __init__(self, state: StateClient, router: ModelRouter, compactor: Compactor, usage: UsageRecorder,
+                 media: InputMedia) -> None:
+        super().__init__(state, router, compactor, media)
         self.usage = usage
 
     async def compact(self, request: executor_pb2.ExecuteRequest) -> dict[str, Any]:
@@ -55,11 +57,13 @@ async def serve(settings: ExecutorSettings) -> None:
     nats_client = await nats.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
     await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
+    media = input_media(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
         conversation_wait_seconds=settings.conversation_wait_seconds,
         persist_retry_seconds=settings.persist_retry_seconds,
         shell_enabled=settings.shell_enabled,
+        media=media,
         tools=ToolPolicy(
             max_rounds=settings.max_tool_rounds,
             max_concurrent_calls=settings.max_concurrent_gateway_calls,
@@ -89,7 +93,7 @@ async def serve(settings: ExecutorSettings) -> None:
     await worker.start()
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
-    servicer = ExecutorServicer(runner, background, RecordedCompactions(state, router, compactor, usage))
+    servicer = ExecutorServicer(runner, background, RecordedCompactions(state, router, compactor, usage, media))
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
     serve_metrics(settings.metrics_port)
@@ -101,6 +105,7 @@ async def serve(settings: ExecutorSettings) -> None:
     await asyncio.gather(service.drain(settings.drain_seconds, settings.unready_seconds), worker.stop(settings.drain_seconds))
     await dispatcher.close()
     await upstream.close()
+    await media.close()
     await usage.close()  # the last second's usage and audit records, before the state channel closes
     await audit.close()
     await state.close()

@@ -77,6 +77,32 @@ class ExecutorSettings(UpstreamSettings):
         description="Context window of every model, in tokens, for the `context_length_exceeded` check; 0: each model "
                     "server's own `max_model_len` (vLLM's /v1/models, read once per server), no check where it has none.",
     )
+    # Images and files in the input (docs/agent-clients.md, "Images and files in the input").
+    input_url_fetch: bool = Field(
+        default=True,
+        description="Fetch the http(s) `image_url` / `file_url` of input parts (under the host policy below) and hand "
+                    "the model their bytes; false: such parts are refused (400). Model servers are never given a URL.",
+    )
+    input_url_allowed_hosts: str = Field(
+        default="*",
+        description="Hosts (and `host:port`) input URLs may name, comma-separated, as in `AGENTIC_MCP_ALLOWED_HOSTS`: "
+                    "`*` any host, `*.example.com` its subdomains. Loopback, private, link-local and metadata addresses "
+                    "are refused unless an entry names that address or `..._INPUT_URL_PRIVATE_NETWORKS` covers it.",
+    )
+    input_url_private_networks: str = Field(
+        default="", description="CIDRs (comma-separated) of non-public addresses input URLs may reach (in-cluster file servers).")
+    input_url_allow_http: bool = Field(default=False, description="Allow plain http:// input URLs (https:// only otherwise).")
+    input_url_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Longest one input URL's fetch may take, redirects included (400 past it).")
+    input_max_urls: int = Field(default=16, ge=1, description="Input URLs (images and files) one request may name (400 beyond).")
+    input_image_max_bytes: int = Field(default=10 * 1024 * 1024, gt=0, description="Largest image fetched from an input URL.")
+    input_file_max_bytes: int = Field(
+        default=16 * 1024 * 1024, gt=0, description="Largest input file, decoded from `file_data` or fetched from `file_url`.")
+    input_file_max_pages: int = Field(default=100, ge=1, description="Most pages of an input PDF read for the model (400 beyond).")
+    input_media_max_total_bytes: int = Field(
+        default=32 * 1024 * 1024, gt=0,
+        description="Bytes of images fetched and files read for one request, together (400 beyond).",
+    )
 
     @model_validator(mode="after")
     def _strong_compaction_key(self) -> ExecutorSettings:

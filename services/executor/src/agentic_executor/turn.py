@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentic.v1 import executor_pb2
@@ -40,6 +40,7 @@ from agentic_executor.audit import audit_turn
 from agentic_executor.compaction import Compactor, ContextGuard
 from agentic_executor.conversation_lease import LeaseHeartbeat
 from agentic_executor.gateway_calls import Event, GatewayCalls, Item, ToolPolicy, shown_first
+from agentic_executor.input_media import InputMedia
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.persist import persist_until_known
@@ -77,6 +78,7 @@ class TurnPolicy:
     conversation_wait_seconds: float = 10.0
     shell_enabled: bool = False
     tools: ToolPolicy = ToolPolicy()
+    media: InputMedia = field(default_factory=InputMedia)  # no fetcher: input URLs are refused
 
 
 class TurnRunner:
@@ -171,6 +173,7 @@ class TurnRunner:
     ) -> executor_pb2.TokenCount:
         """The input a turn would send (history included), counted by the model server or estimated."""
         context = read_turn_request(request, payload, self.router)
+        context.input_items = await self.policy.media.resolve(context.input_items)
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
@@ -191,6 +194,8 @@ class TurnRunner:
         """The request read and its history loaded; a conversation's lease is released unless the turn was stored."""
         try:
             context = read_turn_request(request, payload, self.router)
+            # Images fetched and files read before the history: what the turn sends and stores (input_media).
+            context.input_items = await self.policy.media.resolve(context.input_items)
             history = await self._load_history(context)
             heartbeat = None
             if context.lease_token is not None:

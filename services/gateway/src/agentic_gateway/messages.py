@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
-from agentic_core.messages import anthropic_error, count_tokens_reply
+from agentic_core.messages import anthropic_error, count_tokens_reply, fetches_media
 from agentic_core.responses.request import parse_json_object
 from agentic_core.sse import frame
 from agentic_runtime.http_service import read_body
@@ -42,6 +42,8 @@ def needs_gateway(payload: dict[str, Any]) -> bool:
     tools = payload.get("tools") or []
     if not isinstance(tools, list):
         return True  # let the translation name the problem
+    if fetches_media(payload):
+        return True  # an image or document URL: only the executor fetches it, never the model server
     return bool(payload.get("mcp_servers")) or any(
         not isinstance(tool, dict) or tool.get("type") not in CLIENT_TOOL_TYPES for tool in tools
     )

@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 import orjson
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
+from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
 from agentic_core.responses.request import parse_json_object
@@ -60,6 +61,8 @@ def is_stateless_responses_request(payload: dict[str, Any], route: ModelRoute) -
         return False
     if payload.get("generate") is False or payload.get("context_management"):
         return False  # a prewarm and compaction are ours, not the model server's
+    if input_fetches_media(payload.get("input")):
+        return False  # a file, or an image URL: only the executor fetches (under its host policy) and reads them
     tools = payload.get("tools") or []
     if not isinstance(tools, list) or not all(isinstance(tool, dict) and tool.get("type") in PLAIN_TOOL_TYPES for tool in tools):
         return False

@@ -6,7 +6,12 @@ Anthropic's `Message` and its stream events. Pure: no I/O.
 """
 
 from agentic_core.messages.errors import anthropic_error, anthropic_error_type, anthropic_status
-from agentic_core.messages.request import count_tokens_reply, count_tokens_request, responses_request_from_messages
+from agentic_core.messages.request import (
+    count_tokens_reply,
+    count_tokens_request,
+    fetches_media,
+    responses_request_from_messages,
+)
 from agentic_core.messages.response import message_from_response
 from agentic_core.messages.stream import MessagesStreamTranslator
 
@@ -17,6 +22,7 @@ __all__ = [
     "anthropic_status",
     "count_tokens_reply",
     "count_tokens_request",
+    "fetches_media",
     "message_from_response",
     "responses_request_from_messages",
 ]

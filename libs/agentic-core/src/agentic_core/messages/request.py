@@ -23,7 +23,9 @@ Validation happens here, before any inference: a malformed body raises
 | anything else | forwarded untouched (model-server extras such as `seed`, `repetition_penalty`) |
 
 Blocks of `messages`: text and image/document blocks become message items
-(`input_text`, `input_image` with a data URL, `input_file`; assistant text as
+(`input_text`, `input_image` with a data URL or the block's URL, `input_file`
+with the document's `title` as its file name; the executor fetches URLs under
+its host policy, never the model server; assistant text as
 `output_text`); assistant `tool_use` → `function_call`; user `tool_result` →
 `function_call_output`; `thinking` → a `reasoning` item (its signature is
 Anthropic's and is dropped: model servers refuse encrypted reasoning);
@@ -156,6 +158,27 @@ def _mcp_tools(servers: Any) -> list[dict[str, Any]]:
                 tool["allowed_tools"] = configuration["allowed_tools"]
         tools.append(tool)
     return tools
+
+
+def fetches_media(body: Any) -> bool:
+    """An image or document given by URL: only the executor fetches it (under its host policy, then as data), so
+    such a request is never relayed to a model server's own `/v1/messages`, which would fetch the URL itself."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return isinstance(messages, list) and any(
+        _blocks_fetch(message.get("content")) for message in messages if isinstance(message, dict))
+
+
+def _blocks_fetch(blocks: Any) -> bool:
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        source = block.get("source")
+        if block.get("type") in ("image", "document") and isinstance(source, dict):
+            if source.get("type") == "url" or _blocks_fetch(source.get("content")):
+                return True
+        if block.get("type") == "tool_result" and _blocks_fetch(block.get("content")):
+            return True
+    return False
 
 
 def count_tokens_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -394,7 +417,8 @@ def _document_parts(block: dict[str, Any], param: str) -> list[dict[str, Any]]:
         filename = title if isinstance(title, str) and title else "document.pdf"
         return [{"type": "input_file", "filename": filename, "file_data": f"data:application/pdf;base64,{data}"}]
     if source["type"] == "url":
-        return [{"type": "input_file", "file_url": _source_url(source, param)}]
+        part = {"type": "input_file", "file_url": _source_url(source, param)}
+        return [{**part, "filename": title} if isinstance(title, str) and title else part]
     raise _unsupported_source(source, param)
 
 
