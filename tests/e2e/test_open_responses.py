@@ -1,51 +1,25 @@
 """Our responses and stream events against the Open Responses specification's schemas (tests/fixtures/openresponses).
 
 Checked for turns the gateway builds itself (stored turns, tool rounds, the Chat Completions adapter, failures);
-a `store: false` pass-through relays the model server's own bytes.
+the specification's own compliance scenarios, over HTTP and WebSocket and through the pass-through, are in
+test_open_responses_suite.py.
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from jsonschema import Draft202012Validator
 
 from conftest import CHAT_MODEL
 from tests.support.fake_upstream import FunctionCall, Output, Text, Truncated
+from tests.support.open_responses import event_violations, violations
 
-SPEC = Path(__file__).parents[1] / "fixtures" / "openresponses" / "openapi.json"
 MODEL = "smollm2"
 WEATHER = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
-_EVENT_SCHEMAS = {
-    "response.created": "ResponseCreatedStreamingEvent", "response.queued": "ResponseQueuedStreamingEvent",
-    "response.in_progress": "ResponseInProgressStreamingEvent", "response.completed": "ResponseCompletedStreamingEvent",
-    "response.failed": "ResponseFailedStreamingEvent", "response.incomplete": "ResponseIncompleteStreamingEvent",
-    "response.output_item.added": "ResponseOutputItemAddedStreamingEvent",
-    "response.output_item.done": "ResponseOutputItemDoneStreamingEvent",
-    "response.content_part.added": "ResponseContentPartAddedStreamingEvent",
-    "response.content_part.done": "ResponseContentPartDoneStreamingEvent",
-    "response.output_text.delta": "ResponseOutputTextDeltaStreamingEvent",
-    "response.output_text.done": "ResponseOutputTextDoneStreamingEvent",
-    "response.function_call_arguments.delta": "ResponseFunctionCallArgumentsDeltaStreamingEvent",
-    "response.function_call_arguments.done": "ResponseFunctionCallArgumentsDoneStreamingEvent",
-    "error": "ErrorStreamingEvent",
-}
-
-
-@cache
-def _validator(schema: str) -> Draft202012Validator:
-    components = json.loads(SPEC.read_text())["components"]
-    return Draft202012Validator({"components": components, "$ref": f"#/components/schemas/{schema}"})
-
-
-def _violations(schema: str, instance: dict[str, Any]) -> list[str]:
-    return [f"{'/'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
-            for error in _validator(schema).iter_errors(instance)]
+_violations = violations
 
 
 def _create(gateway_url: str, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
@@ -76,14 +50,7 @@ def _stream(gateway_url: str, headers: dict[str, str], body: dict[str, Any]) -> 
 
 
 def _assert_valid_events(events: list[dict[str, Any]]) -> None:
-    problems = {}
-    for event in events:
-        schema = _EVENT_SCHEMAS.get(event["type"])
-        assert schema is not None, f"an event the specification does not define: {event['type']}"
-        errors = _violations(schema, event)
-        if errors:
-            problems[f"{event['sequence_number']} {event['type']}"] = errors
-    assert not problems, problems
+    assert event_violations(events) == {}
 
 
 @pytest.mark.parametrize("model", [MODEL, CHAT_MODEL])

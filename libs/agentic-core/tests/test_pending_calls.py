@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agentic_core.errors import InvalidRequest
-from agentic_core.responses.pending_calls import validate_continuation
+from agentic_core.responses.pending_calls import check_relayed_call_outputs, validate_continuation
 
 
 def call(call_id: str, kind: str = "function_call") -> dict:
@@ -51,3 +51,12 @@ def test_the_param_points_into_the_new_input() -> None:
     with pytest.raises(InvalidRequest) as raised:
         validate_continuation([MESSAGE], [MESSAGE, output("nope")])
     assert raised.value.param == "input[1]"
+
+
+def test_a_relayed_request_with_an_output_of_no_call_is_refused_and_one_without_outputs_is_not_walked() -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        check_relayed_call_outputs({"input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]})
+    assert refused.value.code == "unknown_call_id" and refused.value.param == "input[0]"
+    check_relayed_call_outputs({"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+                                          {"type": "function_call_output", "call_id": "c", "output": "1"}]})
+    check_relayed_call_outputs({"input": "hi"})

@@ -73,3 +73,16 @@ def test_an_unknown_id_is_left_to_the_state_service() -> None:
     expanded, context = history.expand({"input": "x", "store": False, "previous_response_id": "resp_elsewhere"}, 10)
     assert expanded["previous_response_id"] == "resp_elsewhere"
     assert context is not None and context.stored_parent == "resp_elsewhere"
+
+
+def test_an_evicted_response_is_previous_response_not_found_and_its_lane_is_freed() -> None:
+    history = SocketHistory(max_items=100, max_bytes=10_000)
+    _turn(history, "a", "resp_1", {"input": "one", "store": False})
+    _turn(history, "b", "resp_2", {"input": "two", "store": False})
+    history.evict("resp_1")
+    assert not history.holds("resp_1") and history.holds("resp_2") and history.lane_names() == ["b"]
+    with pytest.raises(NotFound) as refused:
+        history.expand({"input": "again", "store": False, "previous_response_id": "resp_1"}, 10)
+    assert refused.value.code == "previous_response_not_found"
+    history.evict("resp_unknown")  # nothing held under it: nothing changes
+    assert history.holds("resp_2")

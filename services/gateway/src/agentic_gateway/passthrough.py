@@ -17,6 +17,7 @@ from agentic_core.errors import AgenticError, InvalidRequest, NotFound, Upstream
 from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
+from agentic_core.responses.conformance import ConformingSseRelay, RelayedShape
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
@@ -95,10 +96,10 @@ RefusalCheck = Callable[[int, bytes], bool]
 
 
 async def relay(request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str,
-                model: str = "") -> Response:
-    """POST to the model server and hand its answer back unchanged; stream it when it streams. `model`: the
-    requested model, whose usage the reply's is recorded as."""
-    response = await relay_if_served(request, route, path, body, stream, label, model=model)
+                model: str = "", shape: RelayedShape | None = None) -> Response:
+    """POST to the model server and hand its answer back unchanged (but for `shape`'s fill-ins on Responses
+    objects); stream it when it streams. `model`: the requested model, whose usage the reply's is recorded as."""
+    response = await relay_if_served(request, route, path, body, stream, label, model=model, shape=shape)
     assert response is not None  # nothing counts as "not served" here
     return response
 
@@ -106,9 +107,11 @@ async def relay(request: Request, route: ModelRoute, path: str, body: bytes, str
 async def relay_if_served(
     request: Request, route: ModelRoute, path: str, body: bytes, stream: bool, label: str,
     not_served: RefusalCheck | None = None, keepalive: bytes = COMMENT_FRAME, model: str = "",
+    shape: RelayedShape | None = None,
 ) -> Response | None:
     """`relay`, or None (nothing relayed) when `not_served(status, body)` says the server lacks `path`. A relayed
-    stream gets `keepalive` between the server's frames when it is quiet."""
+    stream gets `keepalive` between the server's frames when it is quiet. `shape`: a Responses reply's objects
+    are filled in to the Open Responses schemas (its deltas are relayed untouched)."""
     gateway = gateway_of(request)
     if model:
         request.state.audit_model = model  # the request's audit record names the model (AUDIT_MODEL)
@@ -126,16 +129,24 @@ async def relay_if_served(
         REQUESTS.labels(route=label, status=reply.status).inc()
         if reply.status < 400 and (tap := usage_tap(request.app, model)) is not None:
             tap.body(content)
+        if shape is not None and reply.status < 400:
+            content = shape.body(content)
         return Response(content=content, status_code=reply.status, headers=headers)
     REQUESTS.labels(route=label, status=reply.status).inc()
     tap = usage_tap(request.app, model)
+    frames = ConformingSseRelay(shape) if shape is not None else None
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
             async for chunk in reply.content.iter_any():
                 if tap is not None:
                     tap.chunk(chunk)
-                yield chunk
+                if frames is None:
+                    yield chunk
+                elif whole := frames.feed(chunk):
+                    yield whole
+            if frames is not None and (rest := frames.close()):
+                yield rest
         except (TimeoutError, aiohttp.ClientError) as exc:
             log.warning("pass-through stream from %s broke: %s", route.base_url, transport_error(exc).message)
         finally:
@@ -146,7 +157,7 @@ async def relay_if_served(
     headers["cache-control"] = "no-cache"
     return KeepaliveStreamingResponse(chunks(), status_code=reply.status, headers=headers, media_type=None,
                                       interval=gateway.settings.sse_keepalive_seconds, keepalive=keepalive,
-                                      whole_frames=False, cut_frame=_CUT_FRAMES.get(path))
+                                      whole_frames=frames is not None, cut_frame=_CUT_FRAMES.get(path))
 
 
 def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:

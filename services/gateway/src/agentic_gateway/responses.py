@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
 from agentic.v1 import executor_pb2, state_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.identifiers import optional_id
+from agentic_core.responses.conformance import RelayedShape
+from agentic_core.responses.pending_calls import check_relayed_call_outputs
 from agentic_core.responses.request import parse_json_object
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
@@ -48,8 +51,9 @@ async def create_response(request: Request, principal: Principal) -> Response:
     if isinstance(payload.get("model"), str) and payload["model"]:
         route = gateway.router.route(payload["model"])
         if is_stateless_responses_request(payload, route):
+            check_relayed_call_outputs(payload)
             return await relay(request, route, "/responses", upstream_body(body, payload, route), stream, "responses_passthrough",
-                               payload["model"])
+                               payload["model"], RelayedShape(payload, int(time.time())))
     request_id = request_id_of(request)
     execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
     return await run_on_executor(request, execute, "create_response")

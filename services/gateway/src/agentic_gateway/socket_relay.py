@@ -4,6 +4,7 @@ passes such requests through)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -11,6 +12,8 @@ import aiohttp
 import orjson
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import AgenticError, PayloadTooLarge
+from agentic_core.responses.conformance import RelayedShape
+from agentic_core.responses.pending_calls import check_relayed_call_outputs
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
 from agentic_runtime.upstream_http import read_bounded, transport_error
@@ -23,19 +26,23 @@ SocketEvent = tuple[str, bytes]  # the event's type and its JSON, as the SSE str
 
 
 async def socket_events(gateway: Gateway, payload: dict[str, Any], principal: common_pb2.Principal,
-                        request_id: str, usage: UsageTap | None = None) -> AsyncGenerator[SocketEvent, None]:
+                        request_id: str, usage: UsageTap | None = None,
+                        previous_response_id: str | None = None) -> AsyncGenerator[SocketEvent, None]:
     """The events of one streamed turn; a failure raises `AgenticError` (before or between events). `usage`
-    records a turn relayed from the model server (the executor records its own)."""
+    records a turn relayed from the model server (the executor records its own). `previous_response_id`: the
+    parent the client named, when the connection inlined its history into `payload`."""
     body = orjson.dumps(payload)
     model = payload.get("model")
     if isinstance(model, str) and model:
         route = gateway.router.route(model)
         if is_stateless_responses_request(payload, route):
-            async for event in _model_server_events(gateway, route, upstream_body(body, payload, route)):
-                if usage is not None and event[0] in TERMINAL_EVENTS:
+            check_relayed_call_outputs(payload)
+            shape = RelayedShape(payload, int(time.time()), previous_response_id)
+            async for event_type, data in _model_server_events(gateway, route, upstream_body(body, payload, route)):
+                if usage is not None and event_type in TERMINAL_EVENTS:
                     usage.model = model
-                    usage.body(event[1])
-                yield event
+                    usage.body(data)
+                yield event_type, shape.event(event_type, data)
             return
     execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=True, request_id=request_id)
     call = gateway.peers.executor_peer.stream(gateway.peers.executor.Execute, execute,

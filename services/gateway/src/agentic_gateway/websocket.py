@@ -235,7 +235,9 @@ class ResponsesSocket:
             await self._send(error_event(error, request.stream_id))
             return
         status = 200
-        events = socket_events(self.gateway, payload, principal, request_id, usage_tap(self.websocket.app, "", principal))
+        failed = False
+        events = socket_events(self.gateway, payload, principal, request_id, usage_tap(self.websocket.app, "", principal),
+                               previous if isinstance(previous, str) else None)
         try:
             async for event_type, event_data in events:
                 data = in_lane(event_data, request.stream_id)
@@ -243,11 +245,14 @@ class ResponsesSocket:
                     raise event_too_large(self.gateway.settings.ws_max_event_bytes, len(data))
                 if event_type in _TERMINAL and context is not None:
                     self._remember(request.lane, event_type, event_data, context)
+                failed = failed or event_type == "response.failed"
                 await self._send(data)
         except AgenticError as error:
-            status = error.http_status
+            status, failed = error.http_status, True
             await self._send(error_event(error, request.stream_id))
         finally:
+            if failed and isinstance(previous, str):
+                self.history.evict(previous)  # a failed continuation leaves no state to continue from
             await events.aclose()
             admission.release()
             REQUESTS.labels(route=_ROUTE, status=status).inc()

@@ -54,3 +54,13 @@ def validate_continuation(history: list[dict[str, Any]], new_input: list[dict[st
         raise InvalidRequest(
             f"No tool output found for {item_type.replace('_', ' ')} {call_id}.", param="input", code="missing_tool_output"
         )
+
+
+def check_relayed_call_outputs(payload: dict[str, Any]) -> None:
+    """A request relayed to the model server as it is: its tool outputs each answer one call of its input, as the
+    executor checks its own turns (a model server may take an unmatched output silently). Only an input holding
+    an output is walked item by item."""
+    items = payload.get("input")
+    if isinstance(items, list) and any(isinstance(item, dict) and item.get("type") == "function_call_output"
+                                       for item in items):
+        validate_continuation([], [item for item in items if isinstance(item, dict)])

@@ -76,7 +76,7 @@ def echoed_tool(tool: dict[str, Any]) -> dict[str, Any]:
 def normalize_output_item(item: dict[str, Any], item_id: str) -> dict[str, Any]:
     """An upstream output item in our public form: our id, `logprobs: []` on text parts. A `type` that is not a
     string counts as absent (an item of no known type)."""
-    normalized = {key: value for key, value in item.items() if not _is_server_only_null(key, value)}
+    normalized = strip_server_nulls(item)
     normalized["id"] = item_id
     if not isinstance(normalized.get("type"), str):
         normalized.pop("type", None)
@@ -101,8 +101,9 @@ def normalize_content_part(part: dict[str, Any]) -> dict[str, Any]:
     return fixed
 
 
-def _is_server_only_null(key: str, value: Any) -> bool:
-    return value is None and key in _SERVER_ONLY_NULL_ITEM_KEYS
+def strip_server_nulls(item: dict[str, Any]) -> dict[str, Any]:
+    """The item without the null keys some servers add that the schemas lack (a copy)."""
+    return {key: value for key, value in item.items() if not (value is None and key in _SERVER_ONLY_NULL_ITEM_KEYS)}
 
 
 def normalize_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:

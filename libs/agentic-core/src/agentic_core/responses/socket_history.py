@@ -95,6 +95,12 @@ class SocketHistory:
     def holds(self, response_id: str) -> bool:
         return response_id in self._by_id
 
+    def evict(self, response_id: str) -> None:
+        """Forget a held response (a continuation of it failed): continuing it again is previous_response_not_found."""
+        lane = next((lane for lane, (held, _) in self._lanes.items() if held == response_id), None)
+        if lane is not None:
+            self._drop_lane(lane)
+
     def has_lane(self, lane: str) -> bool:
         return lane in self._lanes
 
