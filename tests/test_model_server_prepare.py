@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentic_local.model_server import FAILURE_TAIL_LINES, _run
+from agentic_local.model_server import FAILURE_TAIL_LINES, GREEDY, ModelServerPaths, _run, command
 
 
 def test_a_steps_own_output_goes_to_the_log_not_the_console(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -28,3 +28,11 @@ def test_a_failing_step_shows_its_last_lines(tmp_path: Path) -> None:
     assert "converting the model" in message and "exit code 3" in message and str(log_path) in message
     assert "line 99" in message and f"line {99 - FAILURE_TAIL_LINES + 1}" in message
     assert f"line {99 - FAILURE_TAIL_LINES}\n" not in message
+
+
+def test_greedy_decoding_is_the_tiers_choice_not_make_runs(tmp_path: Path) -> None:
+    paths = ModelServerPaths(venv=tmp_path, python=tmp_path / "python", model_dir=tmp_path / "model",
+                             chat_template=tmp_path / "template.jinja")
+    greedy = command(paths, 8000, greedy=True)
+    assert greedy[greedy.index(GREEDY[0]) + 1] == '{"temperature": 0.0}'
+    assert GREEDY[0] not in command(paths, 8000)

@@ -39,7 +39,8 @@ def vllm_url(model_server_paths, tmp_path_factory: pytest.TempPathFactory) -> It
     """Base URL (ending in /v1) of a real vLLM server, started once per session."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("vllm") / "logs" / "model-server.log"
-    child: ChildProcess = model_server.start(port, log_path, paths=model_server_paths)
+    # Greedy: the agent clients send no temperature, and the tier must give the same answers every run.
+    child: ChildProcess = model_server.start(port, log_path, paths=model_server_paths, greedy=True)
     try:
         yield model_server.base_url(port)
     finally:

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.vllm
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_TIMEOUT_SECONDS = 300  # Codex sends no output limit: a tiny model may decode for a while (about 20 tokens/s)
 SYSTEM_PROMPT = "You are a helpful assistant. Answer in one short sentence."
-PROMPT = "Say hello."
+PROMPT = "Reply with the single word: hello"  # a prompt the 135M model ends well within Claude Code's 256 tokens
 API_KEY = OPEN_GATEWAY_KEY  # the tier's stack has no keys: any value is accepted
 
 # Codex 0.169.0: --strict-config refuses any key it does not know, the -c ones included.

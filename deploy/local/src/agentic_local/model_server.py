@@ -233,7 +233,12 @@ def prepare(progress: Progress = print, log_path: Path | None = None) -> ModelSe
     return ModelServerPaths(venv=steps.venv, python=steps.python, model_dir=steps.model_dir, chat_template=TEMPLATE)
 
 
-def command(paths: ModelServerPaths, port: int) -> list[str]:
+# Greedy decoding for requests that name no temperature (neither Codex nor Claude Code does): the real-model tests
+# then see the same answer every run.
+GREEDY = ("--override-generation-config", '{"temperature": 0.0}')
+
+
+def command(paths: ModelServerPaths, port: int, greedy: bool = False) -> list[str]:
     return [
         str(paths.python), "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(paths.model_dir),
@@ -247,6 +252,7 @@ def command(paths: ModelServerPaths, port: int) -> list[str]:
         "--chat-template", str(paths.chat_template),
         "--host", "127.0.0.1",
         "--port", str(port),
+        *(GREEDY if greedy else ()),
     ]
 
 
@@ -254,13 +260,15 @@ def _answers(url: str) -> bool:
     return httpx.get(url, timeout=2.0).status_code == 200
 
 
-def start(port: int, log_path: Path, paths: ModelServerPaths | None = None, timeout: float = 600.0) -> ChildProcess:
-    """Start vLLM on 127.0.0.1:`port` (logging to `log_path`) and wait until `GET /v1/models` answers."""
+def start(port: int, log_path: Path, paths: ModelServerPaths | None = None, timeout: float = 600.0,
+          greedy: bool = False) -> ChildProcess:
+    """Start vLLM on 127.0.0.1:`port` (logging to `log_path`) and wait until `GET /v1/models` answers. `greedy`:
+    temperature 0 unless a request asks otherwise."""
     if paths is None:
         paths = prepare(progress=lambda line: None)
     env = _offline_env()
     env.update(VLLM_CPU_KVCACHE_SPACE="1")
-    child = ChildProcess("model-server", command(paths, port), log_path, env=env)
+    child = ChildProcess("model-server", command(paths, port, greedy), log_path, env=env)
     try:
         wait_until(lambda: _answers(f"http://127.0.0.1:{port}/v1/models"), timeout, "the model server (vLLM)", [child])
     except BaseException:
