@@ -257,3 +257,30 @@ def test_an_anthropic_url_to_the_metadata_address_never_reaches_the_model_server
         anthropic_client.messages.create(model=MODEL, max_tokens=32, messages=[{"role": "user", "content": [
             {"type": "image", "source": {"type": "url", "url": "http://169.254.169.254/latest/meta-data/"}}]}])
     assert upstream.requests == []
+
+
+# -- WebSocket mode --------------------------------------------------------------------------------
+
+
+def _socket_turn(client: OpenAI, part: dict) -> list:
+    events = []
+    with client.responses.connect() as connection:
+        connection.send({"type": "response.create", "model": MODEL, "store": False, "input": _user(part)})
+        for event in connection:
+            events.append(event)
+            if event.type in {"response.completed", "response.failed", "error"}:
+                break
+    return events
+
+
+def test_an_image_url_over_websocket_is_fetched_by_the_executor(client: OpenAI, upstream, served) -> None:
+    upstream.script(Text("A cat."))
+    events = _socket_turn(client, {"type": "input_image", "image_url": f"{served.base_url}/cat.png"})
+    assert events[-1].type == "response.completed"
+    assert _sent_parts(upstream)[1]["image_url"] == _data_url("image/png", PNG)
+
+
+def test_a_metadata_url_over_websocket_is_an_error_and_never_reaches_the_model_server(client: OpenAI, upstream) -> None:
+    events = _socket_turn(client, {"type": "input_file", "file_url": "http://169.254.169.254/latest/meta-data/"})
+    assert events[-1].type == "error" and events[-1].error.code == "input_url_refused"
+    assert upstream.requests == []

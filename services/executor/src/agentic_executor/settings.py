@@ -87,7 +87,7 @@ class ExecutorSettings(UpstreamSettings):
         default="*",
         description="Hosts (and `host:port`) input URLs may name, comma-separated, as in `AGENTIC_MCP_ALLOWED_HOSTS`: "
                     "`*` any host, `*.example.com` its subdomains. Loopback, private, link-local and metadata addresses "
-                    "are refused unless an entry names that address or `..._INPUT_URL_PRIVATE_NETWORKS` covers it.",
+                    "are refused unless an entry names that address or `AGENTIC_EXECUTOR_INPUT_URL_PRIVATE_NETWORKS` covers it.",
     )
     input_url_private_networks: str = Field(
         default="", description="CIDRs (comma-separated) of non-public addresses input URLs may reach (in-cluster file servers).")
