@@ -7,14 +7,25 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import tomllib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from agentic_local import agent_clients
 from agentic_local.agent_clients import CLAUDE_CODE, CODEX, PinnedClient
-from agentic_local.client_session import ClientSettings, api_key_from_env, prepare_claude, prepare_codex
+from agentic_local.client_session import (
+    ClientSettings,
+    ModelWindow,
+    api_key_from_env,
+    gateway_model_window,
+    prepare_claude,
+    prepare_codex,
+)
 from agentic_local.processes import free_port
 
 
@@ -135,3 +146,117 @@ def test_a_named_gateway_that_does_not_answer_fails_clearly(tmp_path: Path) -> N
                             text=True, timeout=60)
 
     assert result.returncode == 1 and f"nothing answers at AGENTIC_GATEWAY_URL={url}" in result.stderr
+
+
+# -- The model's window, read from the gateway's catalog at client start -----------------------------------
+
+
+class _FakeGateway(ThreadingHTTPServer):
+    """Answers `GET /v1/models?client_version=` with `catalog` (Codex's shape) to the key `sk-team` only."""
+
+    def __init__(self, catalog: Any) -> None:
+        super().__init__(("127.0.0.1", 0), _CatalogHandler)
+        self.catalog = catalog
+        self.asked: list[dict[str, list[str]]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _CatalogHandler(BaseHTTPRequestHandler):
+    server: _FakeGateway
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        self.server.asked.append(parse_qs(url.query))
+        authorized = self.headers.get("authorization") == "Bearer sk-team"
+        status, body = (200, json.dumps(self.server.catalog).encode()) if url.path == "/v1/models" and authorized \
+            else (401, b"{}")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture()
+def gateway_with() -> Iterator[Any]:
+    servers: list[_FakeGateway] = []
+
+    def start(catalog: Any) -> _FakeGateway:
+        server = _FakeGateway(catalog)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+CATALOG = {"models": [
+    {"slug": "other-model", "context_window": 8192, "auto_compact_token_limit": 7372},
+    {"slug": "my-model", "context_window": 32768, "auto_compact_token_limit": 29491},
+    {"slug": "unmeasured-model"},
+]}
+
+
+def test_the_window_is_the_one_the_gateways_catalog_gives_the_model(tmp_path: Path, gateway_with: Any) -> None:
+    gateway = gateway_with(CATALOG)
+    settings = _settings(tmp_path, gateway_url=gateway.url)
+
+    assert gateway_model_window(settings) == ModelWindow(32768, 29491)
+    assert gateway.asked == [{"client_version": [CODEX.version]}]  # the catalog as Codex itself asks for it
+    assert gateway_model_window(_settings(tmp_path, gateway_url=gateway.url, model="unmeasured-model")) is None
+    assert gateway_model_window(_settings(tmp_path, gateway_url=gateway.url, model="absent")) is None
+
+
+@pytest.mark.parametrize("catalog", [{"object": "list", "data": []}, {"models": "no"}, [1, 2],
+                                     {"models": [{"slug": "my-model", "context_window": True}]},
+                                     {"models": [{"slug": "my-model", "context_window": -1}]}])
+def test_a_catalog_without_a_usable_window_gives_none(tmp_path: Path, gateway_with: Any, catalog: Any) -> None:
+    assert gateway_model_window(_settings(tmp_path, gateway_url=gateway_with(catalog).url)) is None
+
+
+def test_a_refused_or_absent_gateway_gives_no_window(tmp_path: Path, gateway_with: Any) -> None:
+    gateway = gateway_with(CATALOG)
+    assert gateway_model_window(_settings(tmp_path, gateway_url=gateway.url, api_key="sk-wrong")) is None
+    assert gateway_model_window(_settings(tmp_path, gateway_url=f"http://127.0.0.1:{free_port()}")) is None
+
+
+def test_codex_gets_the_models_window_and_compaction_limit(tmp_path: Path, gateway_with: Any) -> None:
+    config = _codex_config_at(tmp_path, gateway_with(CATALOG).url)
+    assert config["model_context_window"] == 32768 and config["model_auto_compact_token_limit"] == 29491
+
+
+def _codex_config_at(tmp_path: Path, gateway_url: str) -> dict[str, Any]:
+    env = prepare_codex(_settings(tmp_path, gateway_url=gateway_url), {})
+    return tomllib.loads((Path(env["CODEX_HOME"]) / "config.toml").read_text())
+
+
+def test_codex_gets_no_compaction_limit_where_the_catalog_gives_none(tmp_path: Path, gateway_with: Any) -> None:
+    config = _codex_config_at(tmp_path, gateway_with({"models": [{"slug": "my-model", "context_window": 4096}]}).url)
+    assert config["model_context_window"] == 4096 and "model_auto_compact_token_limit" not in config
+
+
+def test_codex_without_a_known_window_gets_neither_key(tmp_path: Path) -> None:
+    config = _codex_config_at(tmp_path, f"http://127.0.0.1:{free_port()}")
+    assert "model_context_window" not in config and "model_auto_compact_token_limit" not in config
+    assert config["model"] == "my-model"  # the rest is written all the same
+
+
+def test_claude_code_gets_the_models_window_as_its_max_context_tokens(tmp_path: Path, gateway_with: Any) -> None:
+    env = prepare_claude(_settings(tmp_path, gateway_url=gateway_with(CATALOG).url), {})
+    assert env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "32768"
+    assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" not in env  # it follows the window; below 100k it would be read as 100k
+
+
+def test_claude_code_without_a_known_window_keeps_what_the_user_set(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, gateway_url=f"http://127.0.0.1:{free_port()}")
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS" not in prepare_claude(settings, {})
+    assert prepare_claude(settings, {"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "65536"})["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "65536"

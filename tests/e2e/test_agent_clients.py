@@ -67,7 +67,11 @@ def _client_factory(stack: Any, tmp_path: Path, binary: Path,
         workdir.mkdir(exist_ok=True)
         base = {key: value for key, value in os.environ.items() if not key.startswith(("AGENTIC_", "ANTHROPIC_", "OPENAI_"))}
         base.update(HOME=str(home), NO_COLOR="1")
-        return AgentClient(binary, prepare(settings, base), workdir, home)
+        env = prepare(settings, base)
+        # The fake model server reports a 4096-token window but takes any prompt; Claude Code, told the window,
+        # refuses its own 12k-token first request (test_models_catalog.py shows both).
+        env.pop("CLAUDE_CODE_MAX_CONTEXT_TOKENS", None)
+        return AgentClient(binary, env, workdir, home)
     return make
 
 

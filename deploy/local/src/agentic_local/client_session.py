@@ -1,8 +1,9 @@
 """`python -m agentic_local codex|claude [args]`: Codex CLI or Claude Code against the local gateway.
 
 Each client gets a configuration of its own under the data folder (`codex-home/`, `claude-config/`),
-rewritten on every start, so nothing in the user's home is read or changed. When nothing answers at the
-gateway's address, the stack is started the way `make run` starts it and stopped when the client exits.
+rewritten on every start, so nothing in the user's home is read or changed; it carries the model's context
+window as the gateway's `GET /v1/models` reports it. When nothing answers at the gateway's address, the stack
+is started the way `make run` starts it and stopped when the client exits.
 """
 
 from __future__ import annotations
@@ -69,15 +70,54 @@ def api_key_from_env(env: Mapping[str, str]) -> str:
     return OPEN_GATEWAY_KEY
 
 
+@dataclass(frozen=True)
+class ModelWindow:
+    """A model's context window, and the context size at which a client should compact its history."""
+
+    context_window: int
+    auto_compact_token_limit: int | None = None
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def gateway_model_window(settings: ClientSettings) -> ModelWindow | None:
+    """The model's window from the gateway's catalog (`GET /v1/models?client_version=`, the shape Codex reads:
+    the window the model's server reports), or None when the gateway does not know it or does not answer."""
+    try:
+        reply = httpx.get(settings.gateway_url + "/v1/models", params={"client_version": agent_clients.CODEX.version},
+                          headers={"authorization": f"Bearer {settings.api_key}"}, timeout=10.0)
+        models = reply.json().get("models") if reply.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    for model in models if isinstance(models, list) else []:
+        if isinstance(model, dict) and model.get("slug") == settings.model and _positive_int(model.get("context_window")):
+            limit = model.get("auto_compact_token_limit")
+            return ModelWindow(model["context_window"], limit if _positive_int(limit) else None)
+    return None
+
+
 def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-def codex_config(settings: ClientSettings) -> str:
-    """`config.toml` of Codex's own CODEX_HOME: one Responses provider, the gateway."""
+def _codex_window_lines(window: ModelWindow | None) -> list[str]:
+    if window is None:  # Codex assumes its own default window for a model it has no metadata for
+        return []
+    lines = ["# The model's window as the gateway reports it (GET /v1/models).",
+             f"model_context_window = {window.context_window}"]
+    if window.auto_compact_token_limit is not None:
+        lines.append(f"model_auto_compact_token_limit = {window.auto_compact_token_limit}")
+    return lines
+
+
+def codex_config(settings: ClientSettings, window: ModelWindow | None = None) -> str:
+    """`config.toml` of Codex's own CODEX_HOME: one Responses provider, the gateway, and the model's window."""
     return "\n".join([
         "# Written by `python -m agentic_local codex` on every start; change a setting for one run with -c key=value.",
         f"model = {_toml_string(settings.model)}",
+        *_codex_window_lines(window),
         'model_provider = "agentic"',
         "check_for_update_on_startup = false",
         "",
@@ -110,12 +150,13 @@ def codex_env(settings: ClientSettings, base: Mapping[str, str]) -> dict[str, st
 
 def prepare_codex(settings: ClientSettings, base: Mapping[str, str]) -> dict[str, str]:
     settings.codex_home.mkdir(parents=True, exist_ok=True)
-    (settings.codex_home / "config.toml").write_text(codex_config(settings))
+    (settings.codex_home / "config.toml").write_text(codex_config(settings, gateway_model_window(settings)))
     return codex_env(settings, base)
 
 
-def claude_env(settings: ClientSettings, base: Mapping[str, str]) -> dict[str, str]:
-    """Claude Code's environment: every model alias is the gateway's model, no traffic but the gateway's."""
+def claude_env(settings: ClientSettings, base: Mapping[str, str], window: ModelWindow | None = None) -> dict[str, str]:
+    """Claude Code's environment: every model alias is the gateway's model, no traffic but the gateway's, and
+    the model's window when the gateway knows it."""
     env = {key: value for key, value in base.items() if key not in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_USE_BEDROCK",
                                                                       "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")}
     env.update({
@@ -137,6 +178,11 @@ def claude_env(settings: ClientSettings, base: Mapping[str, str]) -> dict[str, s
         "DISABLE_BUG_COMMAND": "1",
         "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
     })
+    if window is not None:
+        # The window Claude Code assumes for a model id it does not know (else 1M tokens); its auto-compact
+        # window follows it. CLAUDE_CODE_AUTO_COMPACT_WINDOW is not set: below 100k tokens Claude Code reads it
+        # as 100k.
+        env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] = str(window.context_window)
     return env
 
 
@@ -145,7 +191,7 @@ def prepare_claude(settings: ClientSettings, base: Mapping[str, str]) -> dict[st
     state = settings.claude_config_dir / ".claude.json"
     if not state.exists():  # skips the first-run theme picker and sign-in screen of an interactive session
         state.write_text(json.dumps({"hasCompletedOnboarding": True}) + "\n")
-    return claude_env(settings, base)
+    return claude_env(settings, base, gateway_model_window(settings))
 
 
 def gateway_answers(gateway_url: str) -> bool:

@@ -11,12 +11,13 @@ from agentic_runtime.openapi import serve_document
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from fastapi import FastAPI, Request
 
-from agentic_gateway import audit, conversations, messages, passthrough, responses, websocket
+from agentic_gateway import audit, conversations, messages, models, passthrough, responses, websocket
 from agentic_gateway.accounting import Accounting, install_accounting
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
 from agentic_gateway.context import Gateway
 from agentic_gateway.metrics import REQUESTS
+from agentic_gateway.model_lists import ModelLists
 from agentic_gateway.native_messages import NativeMessagesVerdicts
 from agentic_gateway.openapi import gateway_document
 from agentic_gateway.settings import GatewaySettings
@@ -34,12 +35,14 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         peers = Peers.connect(settings)
+        upstream = UpstreamHttp(settings)
         app.state.gateway = Gateway(
             settings=settings,
             auth=Authenticator.from_settings(settings),
             peers=peers,
             router=build_router(settings),
-            upstream=UpstreamHttp(settings),
+            upstream=upstream,
+            model_lists=ModelLists(upstream, settings.models_cache_seconds),
             native_messages=NativeMessagesVerdicts(settings.native_messages_recheck_seconds),
         )
         app.state.accounting = await Accounting.start(settings, peers.state_peer, app.state.gateway.router.exact)
@@ -59,6 +62,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(responses.router, dependencies=quota)
     app.include_router(conversations.router, dependencies=quota)
     app.include_router(passthrough.router, dependencies=quota)
+    app.include_router(models.router, dependencies=quota)
     app.include_router(messages.router, dependencies=quota)
     app.include_router(websocket.router)
     app.include_router(audit.router)

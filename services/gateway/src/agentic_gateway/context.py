@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 
 from agentic_gateway.auth import Authenticator, PermissionDenied
 from agentic_gateway.clients import Peers
+from agentic_gateway.model_lists import ModelLists
 from agentic_gateway.native_messages import NativeMessagesVerdicts
 from agentic_gateway.settings import GatewaySettings
 
@@ -23,6 +24,7 @@ class Gateway:
     peers: Peers
     router: ModelRouter
     upstream: UpstreamHttp
+    model_lists: ModelLists  # the model servers' listings, kept briefly
     native_messages: NativeMessagesVerdicts = field(default_factory=NativeMessagesVerdicts)
 
 

@@ -6,14 +6,13 @@ alias rewrites `model`), and the reply — JSON or SSE — is relayed as it arri
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import aiohttp
 import orjson
-from agentic_core.errors import AgenticError, InvalidRequest, NotFound, UpstreamUnavailable
+from agentic_core.errors import InvalidRequest
 from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
@@ -28,7 +27,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, gateway_of
-from agentic_gateway.http import json_response
 from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.turn_relay import SHUTDOWN_CUT, openai_stream_error
@@ -175,44 +173,3 @@ def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, An
 
 for _path, _label in (("/chat/completions", "chat_completions"), ("/completions", "completions"), ("/embeddings", "embeddings")):
     router.add_api_route(f"/v1{_path}", _proxy_route(_path, _label), methods=["POST"])
-
-
-async def _list_from(request: Request, route: ModelRoute) -> list[dict[str, Any]]:
-    upstream = gateway_of(request).upstream
-    try:
-        async with upstream.request("GET", route.base_url + "/models", route, content_type=None) as reply:
-            content = await read_bounded(reply, 4 * 1024 * 1024)
-            if reply.status != 200:
-                raise UpstreamUnavailable(f"GET /models answered {reply.status}")
-        data = orjson.loads(content).get("data")
-        return [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
-    except (AgenticError, orjson.JSONDecodeError, AttributeError, TypeError) as error:
-        log.warning("listing models of %s failed: %s", route.base_url, getattr(error, "message", error))
-        return []
-
-
-async def all_models(request: Request) -> list[dict[str, Any]]:
-    """Every model of every configured model server, plus the routing table's exact names."""
-    gateway = gateway_of(request)
-    servers = gateway.router.servers()
-    listed = await asyncio.gather(*(_list_from(request, route) for route in servers))
-    models: dict[str, dict[str, Any]] = {}
-    for entries in listed:
-        for entry in entries:
-            models.setdefault(entry["id"], entry)
-    for name in gateway.router.exact:
-        models.setdefault(name, {"id": name, "object": "model", "created": 0, "owned_by": "agentic"})
-    return list(models.values())
-
-
-@router.get("/v1/models")
-async def list_models(request: Request) -> Response:
-    return json_response(orjson.dumps({"object": "list", "data": await all_models(request)}))
-
-
-@router.get("/v1/models/{model:path}")
-async def retrieve_model(request: Request, model: str) -> Response:
-    for entry in await all_models(request):
-        if entry["id"] == model:
-            return json_response(orjson.dumps(entry))
-    raise NotFound(f"The model `{model}` does not exist.", param="model", code="model_not_found")

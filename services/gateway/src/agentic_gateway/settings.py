@@ -112,4 +112,26 @@ class GatewaySettings(UsageSettings, UpstreamSettings, HttpServiceSettings):
     ws_ping_timeout_seconds: float = Field(
         default=20.0, gt=0, description="A WebSocket whose peer answers no ping within this is closed.",
     )
+    models_cache_seconds: float = Field(
+        default=30.0, ge=0,
+        description="How long each model server's `GET /v1/models` answer is kept for the gateway's own "
+                    "`/v1/models` (0: every listing asks every server).",
+    )
+    codex_base_instructions: str = Field(
+        default="You are a coding agent working in the user's terminal and workspace. Use the tools you are given "
+                "to inspect files and run commands, keep changes to what the task needs, and finish with a short "
+                "account of what you did and what is left.",
+        description="The `base_instructions` of every model in the Codex catalog (`/v1/models?client_version=`): "
+                    "Codex sends them as its system prompt; its `model_instructions_file` overrides them.",
+    )
+    codex_auto_compact_percent: int = Field(
+        default=90, gt=0, le=100,
+        description="Share of a model's context window, in percent, at which the Codex catalog tells Codex to "
+                    "compact its history (`auto_compact_token_limit`).",
+    )
+    image_input_models: str = Field(
+        default="",
+        description="Comma-separated model names or fnmatch patterns that accept image input; the Codex catalog "
+                    "lists only text input for the others.",
+    )
 
