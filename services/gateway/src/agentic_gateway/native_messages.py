@@ -44,7 +44,7 @@ def lacks_messages_route(status: int, body: bytes) -> bool:
 
 async def serves_model(request: Request, route: ModelRoute, model: str) -> bool:
     """The route's server lists the model (under the name the route sends): its 404 was not about the model."""
-    from agentic_gateway.context import gateway_of  # noqa: PLC0415
+    from agentic_gateway.context import gateway_of  # noqa: PLC0415 (context imports this module)
 
     name = route.upstream_model or model
     return any(entry["id"] == name for entry in await gateway_of(request).model_lists.entries(route) or [])
