@@ -96,16 +96,27 @@ def llm_d_secrets(data_dir: Path) -> tuple[str, str]:
     return key or stored_key, token or stored_token
 
 
-def compaction_key(data_dir: Path) -> str:
-    """The executors' shared compaction key, generated once and kept: compaction items stay readable across restarts."""
-    key = os.environ.get("AGENTIC_EXECUTOR_COMPACTION_KEY")
+def kept_secret(data_dir: Path, env_name: str, file_name: str) -> str:
+    """A shared key the caller did not set, generated once and kept under the data folder: what it sealed stays
+    readable across restarts."""
+    key = os.environ.get(env_name)
     if key:
         return key
-    path = data_dir / "compaction.key"
+    path = data_dir / file_name
     if not path.exists():
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(48) + "\n")
     return path.read_text().strip()
+
+
+def compaction_key(data_dir: Path) -> str:
+    """The executors' shared compaction key (compaction and reasoning items)."""
+    return kept_secret(data_dir, "AGENTIC_EXECUTOR_COMPACTION_KEY", "compaction.key")
+
+
+def credentials_key(data_dir: Path) -> str:
+    """The key sealing MCP credentials on NATS, shared by the executor, llm-d and the mcp-bridge."""
+    return kept_secret(data_dir, "AGENTIC_CREDENTIALS_KEY", "credentials.key")
 
 
 class LocalStack:
@@ -158,7 +169,8 @@ class LocalStack:
         """The caller's whole environment (every setting of the README's table works under `make run`),
         overridden only by the wiring the launcher owns: addresses, ports, the servers it started, secrets."""
         env = dict(os.environ)
-        env.update({"AGENTIC_DATABASE_URL": self.database_url, "AGENTIC_NATS_URL": self.nats_url})
+        env.update({"AGENTIC_DATABASE_URL": self.database_url, "AGENTIC_NATS_URL": self.nats_url,
+                    "AGENTIC_CREDENTIALS_KEY": credentials_key(self.data_dir)})
         env.update(self.config.extra_env)
         env.update({key: str(value) for key, value in wiring.items()})
         return env

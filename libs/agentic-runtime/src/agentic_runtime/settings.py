@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIN_SECRET_BYTES = 32
@@ -79,6 +79,29 @@ class TransportSecuritySettings(BaseSettings):
         default=None, validation_alias=fixed_env("AGENTIC_NATS_NKEY_SEED_FILE"),
         description="File holding a NATS NKey seed (NKey authentication without a JWT).",
     )
+
+
+class CredentialKeySettings(BaseSettings):
+    """The key that seals MCP credentials where they cross or wait in NATS (executor, llm-d, mcp-bridge)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    credentials_key: SecretStr | None = Field(
+        default=None, validation_alias=fixed_env("AGENTIC_CREDENTIALS_KEY"),
+        description="Secret (>= 32 bytes, the same on every executor, llm-d and mcp-bridge) that seals MCP "
+                    "`authorization` and `headers` (AES-256-GCM, bound to the tenant) in tool calls on NATS and in "
+                    "queued background turns; `make run` generates one. Unset: tool calls carry them in the clear "
+                    "and a background turn with MCP credentials is refused (400).",
+    )
+
+    @model_validator(mode="after")
+    def _strong_credentials_key(self) -> CredentialKeySettings:
+        if self.credentials_key is not None:
+            check_secret_strength(self.credentials_key, "AGENTIC_CREDENTIALS_KEY")
+        return self
+
+    def credentials_secret(self) -> str | None:
+        return self.credentials_key.get_secret_value().strip() if self.credentials_key else None
 
 
 class ServiceSettings(TransportSecuritySettings):

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -28,6 +28,7 @@ from nats.js.errors import NotFoundError
 from nats.js.kv import KeyValue
 from prometheus_client import Counter, Histogram
 
+from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.nats import REQUEST_TIMEOUT_SECONDS, retrying
 from agentic_runtime.tool_protocol import (
     MSG_ID_HEADER,
@@ -68,8 +69,10 @@ class DispatchMetrics:
 
 
 class ToolDispatcher:
-    def __init__(self, client: Client, metrics: DispatchMetrics | None = None) -> None:
+    def __init__(self, client: Client, metrics: DispatchMetrics | None = None,
+                 credentials: CredentialSeal | None = None) -> None:
         self.client = client
+        self.credentials = credentials or CredentialSeal(None)  # seals the headers a call carries (MCP)
         self.jetstream = client.jetstream()
         self.metrics = metrics
         self.inbox = f"_INBOX.agentic-executor.{uuid.uuid4().hex}"
@@ -146,7 +149,7 @@ class ToolDispatcher:
         # The call id is the model's or a coordinator's (any characters): it travels in the payload only.
         # One message id for every try: JetStream keeps a single copy of a publish that is retried.
         headers = {REPLY_HEADER: f"{self.inbox}.{uuid.uuid4().hex}", MSG_ID_HEADER: msg_id(call.call_id)}
-        payload = call.to_json()
+        payload = replace(call, params=self.credentials.seal_params(call.params, call.tenant)).to_json()
 
         async def publish(left: float) -> None:
             if not future.done():  # an earlier try got through and the runner already answered

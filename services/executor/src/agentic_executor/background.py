@@ -18,13 +18,14 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
+from agentic_runtime.credential_seal import SEALED_CREDENTIALS, CredentialSeal, CredentialsUnavailable
 from agentic_runtime.nats import BACKGROUND_STREAM
 from agentic_runtime.state_client import StateClient
 from nats.aio.client import Client
@@ -48,6 +49,8 @@ class BackgroundPolicy:
     concurrency: int = 16          # turns one executor runs at once
     lease_seconds: float = 30.0    # a lost executor's turn fails after about this long
     cancel_wait_seconds: float = 10.0
+    # MCP credentials of a queued turn are sealed while it waits in the queue (on NATS's disk).
+    credentials: CredentialSeal = field(default_factory=lambda: CredentialSeal(None))
 
 
 class BackgroundTurns:
@@ -72,15 +75,30 @@ class BackgroundTurns:
             await self.state.rehydrate(context.principal, context.request.previous_response_id)
         elif context.conversation_id:
             await self.state.conversation_history(context.principal, context.conversation_id)
+        queued_request = self._sealed_credentials(request)
         queued = response_object(context, TurnSoFar(), TurnEnding("queued"))
         await self.state.background("CreateBackground", context.principal, context.response_id,
                                     response=orjson.dumps(queued))
         job = executor_pb2.ExecuteRequest()
         job.CopyFrom(request)
         job.response_id, job.stream = context.response_id, True
+        job.request_json = queued_request
         await self.client.jetstream().publish(JOBS_SUBJECT, job.SerializeToString(),
                                               headers={"Nats-Msg-Id": context.response_id})
         return context.response_id, queued
+
+    def _sealed_credentials(self, request: executor_pb2.ExecuteRequest) -> bytes:
+        """The request as it waits in the queue: its MCP credentials sealed for the tenant (checked before the
+        response is stored, so a refusal leaves nothing)."""
+        if b'"mcp"' not in request.request_json:
+            return request.request_json
+        try:
+            sealed = self.policy.credentials.seal_request(orjson.loads(request.request_json), request.principal.tenant)
+        except CredentialsUnavailable:
+            raise InvalidRequest("A background response with MCP `authorization` or `headers` needs the gateway's "
+                                 "credentials key (AGENTIC_CREDENTIALS_KEY), which is not set.", param="tools",
+                                 code="background_credentials_unavailable") from None
+        return request.request_json if sealed is None else orjson.dumps(sealed)
 
     async def stream(self, principal: common_pb2.Principal, response_id: str, starting_after: int) -> AsyncIterator[PublicEvent]:
         """Another tenant's id, or an id that is not a background response, is refused before any event."""
@@ -182,6 +200,16 @@ class BackgroundTurns:
 
     async def _publish_turn(self, request: executor_pb2.ExecuteRequest) -> tuple[str, bytes]:
         """Runs the turn, publishing each event; returns its final status and response object."""
+        if SEALED_CREDENTIALS.encode() in request.request_json:  # opened in memory only, for this turn's MCP calls
+            opened = executor_pb2.ExecuteRequest()
+            opened.CopyFrom(request)
+            try:
+                payload = self.policy.credentials.open_request(orjson.loads(request.request_json), request.principal.tenant)
+            except CredentialsUnavailable as exc:
+                raise InvalidRequest(f"This executor cannot open the turn's MCP credentials ({exc}).",
+                                     code="background_credentials_unavailable") from None
+            opened.request_json = orjson.dumps(payload)
+            request = opened
         terminal: PublicEvent | None = None
         async for event in self.runner.stream(request):
             await self.events.publish(request.response_id, event)

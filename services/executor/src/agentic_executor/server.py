@@ -12,6 +12,7 @@ from agentic_core.routing import ModelRouter
 from agentic_core.usage.turn_usage import usage_of
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.audit_recorder import AuditRecorder
+from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 from agentic_runtime.operator_tools import OperatorToolCatalog
@@ -70,7 +71,7 @@ async def serve(settings: ExecutorSettings) -> None:
             call_timeout_seconds=settings.tool_timeout_seconds,
         ),
     )
-    dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH)
+    dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
     await dispatcher.start()
     state = StateClient(settings.state_address, settings.state_timeout_seconds)
     mcp = McpDiscovery(settings.mcp_bridge_address, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
@@ -88,6 +89,7 @@ async def serve(settings: ExecutorSettings) -> None:
     background = BackgroundTurns(runner, state, nats_client, BackgroundPolicy(
         concurrency=settings.background_concurrency, lease_seconds=settings.background_lease_seconds,
         cancel_wait_seconds=settings.background_cancel_wait_seconds,
+        credentials=CredentialSeal(settings.credentials_secret()),
     ))
     worker = BackgroundWorker(background)
     await worker.start()

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from agentic_runtime import nats
 from agentic_runtime.audit_recorder import AuditRecorder
+from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
 from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
 from agentic_runtime.openapi import serve_document
@@ -33,7 +34,7 @@ def create_app(settings: LlmDSettings) -> FastAPI:
         connection = await nats.connect(settings.nats_url, name="agentic-llm-d")  # TLS and credentials included
         sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
         catalog = OperatorToolCatalog(connection)
-        dispatcher = ToolDispatcher(connection, TOOL_DISPATCH)
+        dispatcher = ToolDispatcher(connection, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
         await dispatcher.start()
         # Split turns' usage and audit records, sent to the state service in batches.
         usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)

@@ -9,6 +9,7 @@ import mcp_types as types
 import orjson
 from agentic_core.errors import AgenticError
 from agentic_core.tools.protocol import ToolCall, ToolResult
+from agentic_runtime.credential_seal import CredentialSeal, CredentialsUnavailable
 
 from agentic_mcp_bridge.bridge import McpBridge
 from agentic_mcp_bridge.errors import McpUnavailable
@@ -21,12 +22,18 @@ DEADLINE_MARGIN_SECONDS = 0.25
 class McpCallHandler:
     """A tool handler for the shared JetStream consumer (`kind`, `run`, `close`)."""
 
-    def __init__(self, bridge: McpBridge, *, kind: str = "mcp") -> None:
+    def __init__(self, bridge: McpBridge, *, kind: str = "mcp", credentials: CredentialSeal | None = None) -> None:
         self.kind = kind
         self.bridge = bridge
+        self.credentials = credentials or CredentialSeal(None)  # opens the headers the executor sealed
 
     async def run(self, call: ToolCall) -> ToolResult:
-        params = call.params or {}
+        try:
+            params = self.credentials.open_params(call.params or {}, call.tenant)
+        except CredentialsUnavailable as exc:
+            log.warning("an MCP call's credentials did not open: %s", exc)
+            return ToolResult.error(call.call_id, "The MCP server's credentials could not be read by the bridge "
+                                                  "(AGENTIC_CREDENTIALS_KEY differs from the executor's).")
         label = str(params.get("server_label") or "")
         details: dict[str, Any] = {"server_label": label, "name": call.tool}
         timeout = min(self.bridge.settings.call_timeout_seconds, call.seconds_left() - DEADLINE_MARGIN_SECONDS)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from agentic_runtime import lifecycle, nats
+from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 from nats.aio.client import Client
@@ -23,7 +24,7 @@ QUIET_LOGGERS = ("httpx2", "httpcore2", "mcp")
 
 def build_consumer(client: Client, bridge: McpBridge, settings: McpBridgeSettings) -> McpConsumer:
     return McpConsumer(
-        client, McpCallHandler(bridge), concurrency=settings.concurrency, ack_wait=settings.ack_wait_seconds,
+        client, McpCallHandler(bridge, credentials=CredentialSeal(settings.credentials_secret())), concurrency=settings.concurrency, ack_wait=settings.ack_wait_seconds,
         max_deliveries=settings.max_deliveries, backoff=[], lag_poll_seconds=5.0, heartbeat_seconds=settings.heartbeat_seconds,
     )
 
@@ -35,7 +36,7 @@ async def serve(settings: McpBridgeSettings) -> None:
     bridge = McpBridge(settings)
     bridge.start()
     nats_client = await nats.connect(settings.nats_url, name="agentic-mcp-bridge")
-    await nats.ensure_streams(nats_client)
+    await nats.ensure_tools_stream(nats_client)
     consumer = build_consumer(nats_client, bridge, settings)
     service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agentic_runtime.settings import ServiceSettings, fixed_env
+from agentic_runtime.settings import CredentialKeySettings, ServiceSettings, fixed_env
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 
-class McpBridgeSettings(ServiceSettings):
+class McpBridgeSettings(ServiceSettings, CredentialKeySettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_MCP_BRIDGE_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the gRPC server binds.")

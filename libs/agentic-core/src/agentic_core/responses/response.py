@@ -66,7 +66,12 @@ def build_response(
 
 def echoed_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """A declared tool as the response shows it: a function tool with every field the specs require
-    (`strict` defaults to true, as OpenAI applies it); other tool types as declared."""
+    (`strict` defaults to true, as OpenAI applies it); an mcp tool without its credentials (`authorization`
+    dropped, `headers` null: every copy of the response is echoed, streamed and stored); other types as declared."""
+    if tool.get("type") == "mcp":
+        if "authorization" not in tool and not tool.get("headers"):
+            return tool
+        return {**{key: value for key, value in tool.items() if key != "authorization"}, "headers": None}
     if tool.get("type") != "function":
         return tool
     return {**tool, "description": tool.get("description"), "parameters": tool.get("parameters"),
