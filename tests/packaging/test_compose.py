@@ -21,7 +21,9 @@ from tests.packaging.support import BY_COMPONENT, ROOT, SERVICES, Service, load_
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_FILE = "deploy/compose/agentic.env"
 # Compose services that run an agentic image, and the service whose settings they read.
-AGENTIC = {service.component: service for service in SERVICES} | {"migrate": BY_COMPONENT["state"]}
+AGENTIC = {service.component: service for service in SERVICES} | {"migrate": BY_COMPONENT["state"],
+                                                                     "secrets": BY_COMPONENT["state"]}
+SECRETS_DIR = "/run/agentic-secrets"
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +41,15 @@ def env_file_values(path: Path) -> dict[str, str]:
     return values
 
 
-def container_env(compose: dict[str, Any], name: str) -> dict[str, str]:
+def container_env(compose: dict[str, Any], name: str, secrets_dir: Path | None = None) -> dict[str, str]:
+    """The container's env; with `secrets_dir`, the secrets directory it names is that one (made as on first start)."""
     service = compose["services"][name]
     env = {}
     for path in [service["env_file"]] if isinstance(service["env_file"], str) else service["env_file"]:
         env.update(env_file_values(ROOT / path))
     env.update({key: str(value) for key, value in (service.get("environment") or {}).items()})
+    if secrets_dir is not None and env.get("AGENTIC_SECRETS_DIR") == SECRETS_DIR:
+        env["AGENTIC_SECRETS_DIR"] = str(_generated_secrets(compose, secrets_dir))
     return env
 
 
@@ -76,13 +81,46 @@ def test_every_env_file_variable_is_read_by_some_service() -> None:
         assert variable in readers, f"{ENV_FILE} sets {variable}, which no service reads"
 
 
+def _generated_secrets(compose: dict[str, Any], directory: Path) -> Path:
+    """What the `secrets` step writes on first start, written here by the same code."""
+    from agentic_runtime.secrets_init import ensure_secrets
+
+    step = compose["services"]["secrets"]
+    assert step["entrypoint"][:4] == ["python", "-m", "agentic_runtime.secrets_init", SECRETS_DIR]
+    ensure_secrets(directory, step["command"])
+    return directory
+
+
 @pytest.mark.parametrize("name", sorted(AGENTIC))
-def test_services_start_with_the_compose_env(compose: dict[str, Any], name: str) -> None:
+def test_services_start_with_the_compose_env(compose: dict[str, Any], name: str, tmp_path: Path) -> None:
     service = AGENTIC[name]
-    env = {key: value for key, value in container_env(compose, name).items() if key in service.env_names}
-    assert service.required_envs <= set(env)
+    assert container_env(compose, name)["AGENTIC_SECRETS_DIR"] == SECRETS_DIR
+    env = {key: value for key, value in container_env(compose, name, tmp_path).items() if key in service.env_names}
+    assert service.required_envs <= set(env) | {path.name for path in tmp_path.iterdir()}
     settings = load_settings(service, env)
     assert settings.host == "0.0.0.0"
+
+
+def test_no_secret_is_committed_and_every_service_reads_the_generated_ones(compose: dict[str, Any]) -> None:
+    values = env_file_values(ROOT / ENV_FILE)
+    secret_names = {name for name in values if re.search(r"(KEY|TOKEN|PASSWORD|SECRET)$", name)}
+    assert secret_names == set(), f"{ENV_FILE} commits {secret_names}"
+    step = compose["services"]["secrets"]
+    assert {"AGENTIC_LLM_D_API_TOKEN", "AGENTIC_LLM_D_SIGNING_KEY", "AGENTIC_EXECUTOR_COMPACTION_KEY",
+            "AGENTIC_CREDENTIALS_KEY"} <= set(step["command"])
+    for name, service in compose["services"].items():
+        if name in AGENTIC and name != "secrets":
+            assert f"agentic-secrets:{SECRETS_DIR}:ro" in service["volumes"], name
+    # Every service that reads a generated key starts after the step (directly or through another that does).
+    def after_secrets(name: str) -> bool:
+        dependencies = compose["services"][name].get("depends_on") or {}
+        return "secrets" in dependencies or any(after_secrets(dependency) for dependency in dependencies)
+    assert all(after_secrets(name) for name in AGENTIC if name != "secrets")
+
+
+def test_ports_are_published_on_loopback_only(compose: dict[str, Any]) -> None:
+    published = [str(port) for service in compose["services"].values() for port in service.get("ports", [])]
+    assert published and all(port.startswith("127.0.0.1:") for port in published), published
 
 
 def settings_ports(service: Service, env: dict[str, str]) -> set[int]:
@@ -90,22 +128,23 @@ def settings_ports(service: Service, env: dict[str, str]) -> set[int]:
     return {settings.port} | ({settings.metrics_port} if hasattr(settings, "metrics_port") else set())
 
 
-def test_every_port_is_unique(compose: dict[str, Any]) -> None:
+def test_every_port_is_unique(compose: dict[str, Any], tmp_path: Path) -> None:
     published = []
     for service in compose["services"].values():
         for port in service.get("ports", []):
-            published.append(re.sub(r"\$\{[A-Z_]+:-(\d+)\}", r"\1", str(port)).split(":")[0])
+            published.append(re.sub(r"\$\{[A-Z_]+:-(\d+)\}", r"\1", str(port)).removeprefix("127.0.0.1:").split(":")[0])
     assert len(published) == len(set(published))
     listening: list[int] = []
     for service in SERVICES:
-        listening.extend(settings_ports(service, container_env(compose, service.component)))
+        listening.extend(settings_ports(service, container_env(compose, service.component, tmp_path)))
     assert len(listening) == len(set(listening)), "two services listen on one port"
 
 
 @pytest.mark.parametrize("name", [s.component for s in SERVICES])
-def test_published_ports_and_health_checks_use_the_service_ports(compose: dict[str, Any], name: str) -> None:
+def test_published_ports_and_health_checks_use_the_service_ports(compose: dict[str, Any], name: str,
+                                                                tmp_path: Path) -> None:
     service = AGENTIC[name]
-    env = container_env(compose, name)
+    env = container_env(compose, name, tmp_path)
     settings = load_settings(service, {k: v for k, v in env.items() if k in service.env_names})
     for port in compose["services"][name].get("ports", []):
         assert int(str(port).rsplit(":", 1)[1]) == settings.port
@@ -123,7 +162,8 @@ def test_start_order_is_health_gated(compose: dict[str, Any]) -> None:
             assert condition["condition"] in ("service_healthy", "service_completed_successfully"), (name, dependency)
             if condition["condition"] == "service_healthy":
                 assert "healthcheck" in services[dependency], f"{name} waits for {dependency}, which has no healthcheck"
-    assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"},
+                                                 "secrets": {"condition": "service_completed_successfully"}}
     assert services["state"]["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
     assert {"executor", "state"} <= set(services["gateway"]["depends_on"])
 

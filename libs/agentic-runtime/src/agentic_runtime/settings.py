@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIN_SECRET_BYTES = 32
+SECRETS_DIR_ENV = "AGENTIC_SECRETS_DIR"
+# Development values this repository once published (docker-compose's env file): known to everyone, so refused.
+PUBLISHED_SECRETS = frozenset({
+    "dev-only-signing-key-0123456789abcdef0123456789",
+    "dev-only-workload-token-0123456789abcdef01234567",
+    "dev-only-compaction-key-0123456789abcdef0123456",
+    "dev-only-background-signing-key-0123456789abcdef01",
+})
 
 
 def check_secret_strength(secret: SecretStr, name: str) -> None:
-    """A shared key or token: at least 32 bytes, no whitespace inside (a pasted line break is a mistake)."""
+    """A shared key or token: at least 32 bytes, no whitespace inside (a pasted line break is a mistake), and not
+    a value this repository ever published."""
     value = secret.get_secret_value().encode()
     if len(value.strip()) < MIN_SECRET_BYTES or any(byte in b" \t\r\n" for byte in value.strip()):
         raise ValueError(f"{name} must be at least {MIN_SECRET_BYTES} bytes with no whitespace")
+    if value.strip().decode(errors="replace") in PUBLISHED_SECRETS:
+        raise ValueError(f"{name} is a published development value: generate one (`openssl rand -hex 32`)")
 
 
 def fixed_env(name: str) -> AliasChoices:
@@ -108,6 +122,22 @@ class ServiceSettings(TransportSecuritySettings):
     """Settings every service has. Subclasses set `env_prefix` to `AGENTIC_<SERVICE>_`."""
 
     model_config = SettingsConfigDict(env_prefix="AGENTIC_", extra="ignore", frozen=True)
+
+    def __init__(self, **values: Any) -> None:
+        # Secrets may come as files named by their env var (a mounted Secret, compose's generated ones).
+        secrets_dir = os.environ.get(SECRETS_DIR_ENV)
+        if secrets_dir and "_secrets_dir" not in values:
+            if not os.path.isdir(secrets_dir):
+                raise ValueError(f"{SECRETS_DIR_ENV}={secrets_dir} is not a directory")
+            values["_secrets_dir"] = secrets_dir
+        super().__init__(**values)
+
+    secrets_dir: str | None = Field(
+        default=None, validation_alias=fixed_env(SECRETS_DIR_ENV),
+        description="A directory of files, each named by a setting's env var and holding its value (a mounted "
+                    "Kubernetes Secret, the keys docker-compose generates on first start); an env var set as well "
+                    "wins over its file.",
+    )
 
     log_level: str = Field(
         default="INFO", validation_alias=fixed_env("AGENTIC_LOG_LEVEL"), description="Log level of every service (JSON logs on stderr)."
