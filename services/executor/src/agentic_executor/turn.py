@@ -21,6 +21,7 @@ from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.compaction import Opener
 from agentic_core.responses.items import parse_stored_items
 from agentic_core.responses.pending_calls import validate_continuation
+from agentic_core.responses.reasoning import ReasoningOpener, opened_request
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.round_request import first_round_request
 from agentic_core.responses.stream import EventSequencer
@@ -44,6 +45,7 @@ from agentic_executor.input_media import InputMedia
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.persist import persist_until_known
+from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
 from agentic_executor.turn_context import TurnContext, read_turn_request
 from agentic_executor.turn_record import persist_request, response_object, should_persist
@@ -78,6 +80,7 @@ class TurnPolicy:
     conversation_wait_seconds: float = 10.0
     shell_enabled: bool = False
     tools: ToolPolicy = ToolPolicy()
+    reasoning: ReasoningSeal = field(default_factory=ReasoningSeal)  # no key: reasoning items are never sealed
     media: InputMedia = field(default_factory=InputMedia)  # no fetcher: input URLs are refused
 
 
@@ -181,7 +184,8 @@ class TurnRunner:
             history = await self.state.conversation_history(context.principal, context.conversation_id)
         registry, _ = await self._registry(context)
         body = self._first_request(context, registry, parse_stored_items(history), [], stream=False,
-                                   open_compaction=self._opener(context))
+                                   open_compaction=self._opener(context),
+                                   open_reasoning=self.policy.reasoning.opener(context.principal.tenant))
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
             return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
@@ -261,7 +265,9 @@ class TurnRunner:
         restored = [approval.call for approval in approvals if approval.restored]
         validate_continuation(history, context.input_items + restored + outputs)
         opener = self._opener(context)
-        body = self._first_request(context, registry, history, restored + outputs, stream=stream, open_compaction=opener)
+        reasoning = self.policy.reasoning.opener(context.principal.tenant)
+        body = self._first_request(context, registry, history, restored + outputs, stream=stream, open_compaction=opener,
+                                   open_reasoning=reasoning)
         guard = None
         if self.compactor is not None and opener is not None:
             guard = ContextGuard(self.compactor, context.route, threshold=context.compact_threshold,
@@ -269,7 +275,8 @@ class TurnRunner:
         elif context.compact_threshold is not None:
             raise InvalidRequest("Compaction is not available on this executor.", param="context_management",
                                  code="compaction_unavailable")
-        rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route, guard=guard)
+        rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route, guard=guard,
+                        reasoning=self.policy.reasoning.sealer(context.principal.tenant, context.request.include))
         links = settled.so_far.public_of_call
         denied = frozenset(links[call_id] for approval in approvals
                            if not approval.approved and (call_id := str(approval.call.get("call_id"))) in links)
@@ -281,16 +288,18 @@ class TurnRunner:
     @staticmethod
     def _first_request(
         context: TurnContext, registry: ToolRegistry, history: list[Item], settled: list[Item], *, stream: bool,
-        open_compaction: Opener | None,
+        open_compaction: Opener | None, open_reasoning: ReasoningOpener,
     ) -> dict[str, Any]:
-        """The one place a turn's upstream body is built; later rounds extend a copy (`next_round_request`)."""
+        """The one place a turn's upstream body is built; later rounds extend a copy (`next_round_request`).
+        Reasoning items sealed by us are opened last: the model reads what it produced."""
         choice = context.request.tool_choice
-        return first_round_request(
+        body = first_round_request(
             context.payload, history, context.input_items, settled, stream=stream, open_compaction=open_compaction,
             model=context.route.model_for(context.request.model),
             tools=registry.model_tools if context.request.tools else None,
             tool_choice=model_tool_choice(choice, registry) if choice is not None else None,
         )
+        return opened_request(body, open_reasoning)
 
     async def _persist(self, context: TurnContext, response: dict[str, Any], so_far: TurnSoFar, ending: TurnEnding) -> None:
         await persist_until_known(self.state, persist_request(context, response, so_far, ending),
