@@ -17,6 +17,7 @@ from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
 from agentic_core.responses.conformance import ConformingSseRelay, RelayedShape
+from agentic_core.responses.reasoning import carries_encrypted_reasoning
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
@@ -52,14 +53,16 @@ _CUT_FRAMES = {
 
 
 def is_stateless_responses_request(payload: dict[str, Any], route: ModelRoute) -> bool:
-    """`store: false`, no chain, no conversation, no background, no prewarm or compaction, only client tools,
-    a Responses server."""
+    """`store: false`, no chain, no conversation, no background, no prewarm or compaction, no sealed reasoning,
+    no file or image URL in the input, only client tools, a Responses server."""
     if route.api != "responses" or payload.get("store") is not False:
         return False
     if payload.get("previous_response_id") or payload.get("conversation") or payload.get("background"):
         return False
     if payload.get("generate") is False or payload.get("context_management"):
         return False  # a prewarm and compaction are ours, not the model server's
+    if carries_encrypted_reasoning(payload):
+        return False  # only the executor seals reasoning items and opens them (Codex always asks: it pays a hop)
     if input_fetches_media(payload.get("input")):
         return False  # a file, or an image URL: only the executor fetches (under its host policy) and reads them
     tools = payload.get("tools") or []
