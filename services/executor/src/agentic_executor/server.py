@@ -29,6 +29,7 @@ from agentic_executor.context_budget import ContextBudget
 from agentic_executor.input_media import InputMedia, input_media
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
+from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
@@ -59,6 +60,7 @@ async def serve(settings: ExecutorSettings) -> None:
     await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
     media = input_media(settings)
+    reasoning = ReasoningSeal.from_settings(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
         conversation_wait_seconds=settings.conversation_wait_seconds,
@@ -70,6 +72,7 @@ async def serve(settings: ExecutorSettings) -> None:
             max_concurrent_calls=settings.max_concurrent_gateway_calls,
             call_timeout_seconds=settings.tool_timeout_seconds,
         ),
+        reasoning=reasoning,
     )
     dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
     await dispatcher.start()
@@ -78,7 +81,7 @@ async def serve(settings: ExecutorSettings) -> None:
                        max_tools=settings.max_mcp_tools)
     compactor = Compactor(upstream, CompactionSeal.from_settings(settings),
                           ContextBudget(upstream, settings.context_window_tokens),
-                          summary_max_tokens=settings.compaction_summary_max_tokens)
+                          summary_max_tokens=settings.compaction_summary_max_tokens, reasoning=reasoning)
     router = build_router(settings)
     # Every turn's usage and audit record, sent to the state service in batches.
     usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)

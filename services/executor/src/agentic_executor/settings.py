@@ -63,7 +63,9 @@ class ExecutorSettings(UpstreamSettings, CredentialKeySettings):
         default=None,
         description="Secret (>= 32 bytes, the same on every executor) from which compaction items' `encrypted_content` "
                     "is encrypted (AES-256-GCM, bound to the tenant); unset: compaction is refused unless "
-                    "`AGENTIC_EXECUTOR_COMPACTION_CONTENT=plain`.",
+                    "`AGENTIC_EXECUTOR_COMPACTION_CONTENT=plain`. Reasoning items' `encrypted_content` "
+                    "(`include: [reasoning.encrypted_content]`) is sealed with a key derived from it; unset: none is "
+                    "returned.",
     )
     compaction_content: Literal["encrypted", "plain"] = Field(
         default="encrypted",
