@@ -95,3 +95,24 @@ def test_cached_only_search_answers_from_earlier_live_results_and_never_searches
     # Case and spacing aside, the same query is answered from what the live search found.
     cached = search(seen_live.upper().replace(" ", "  "), cached_only)
     assert cached.split("\n", 1)[1] == live.split("\n", 1)[1]
+
+
+def test_the_search_cache_is_per_tenant(client: OpenAI, other_tenant: OpenAI, upstream) -> None:
+    """Tenant B's cached-only search cannot tell what tenant A searched: the cache is keyed by tenant."""
+    import secrets
+
+    query = f"agentic tenant cache {secrets.token_hex(4)}"
+    cached_only = {"type": "web_search", "external_web_access": False}
+
+    def search(sdk: OpenAI, tool: dict) -> str:
+        upstream.reset()
+        upstream.script(FunctionCall("web_search", f'{{"queries": ["{query}"]}}'), Text("ok"))
+        sdk.responses.create(model=MODEL, input="search", tools=[tool])
+        return next(item for item in upstream.requests[1]["input"] if item.get("type") == "function_call_output")["output"]
+
+    live = search(client, {"type": "web_search", "external_web_access": True})
+    assert f'Web results for "{query}"' in live
+    theirs = search(other_tenant, cached_only)
+    assert "no cached results" in theirs and "http" not in theirs
+    ours = search(client, cached_only)
+    assert ours.split("\n", 1)[1] == live.split("\n", 1)[1]

@@ -33,7 +33,8 @@ class WebSearchTool:
     """Runs `web_search` calls with the provider the settings name; without one, every call answers an
     error saying that web search is not configured. Raises `ValueError` at construction when the provider
     lacks its key or URL (a start-up error, not a per-call one). With a `cache`, live results are kept and
-    a declaration with `external_web_access: false` is answered from the cache alone."""
+    a declaration with `external_web_access: false` is answered from the cache alone, from what the call's
+    tenant searched live."""
 
     kind = "web_search"
 
@@ -68,28 +69,28 @@ class WebSearchTool:
         country = _country(call.params)
         requests = [SearchRequest(query, count, domains, country) for query in queries]
         if call.params.get("external_web_access") is False:
-            outcomes = await self._cached(requests)
+            outcomes = await self._cached(call.tenant, requests)
         else:
             outcomes = await self._search_all(requests, timeout)
-            await self._keep(requests, outcomes)
+            await self._keep(call.tenant, requests, outcomes)
         return _result(call.call_id, self.provider.name, requests, outcomes, timeout)
 
-    async def _cached(self, requests: list[SearchRequest]) -> list[list[SearchHit] | BaseException]:
+    async def _cached(self, tenant: str, requests: list[SearchRequest]) -> list[list[SearchHit] | BaseException]:
         assert self.provider is not None
         outcomes: list[list[SearchHit] | BaseException] = []
         for request in requests:
-            hits = await self.cache.get(self.provider.name, request) if self.cache is not None else None
+            hits = await self.cache.get(tenant, self.provider.name, request) if self.cache is not None else None
             outcomes.append(hits if hits is not None else CacheMiss(
                 "no cached results, and this request allows cached results only (external_web_access is false)"))
         return outcomes
 
-    async def _keep(self, requests: list[SearchRequest], outcomes: list[list[SearchHit] | BaseException]) -> None:
+    async def _keep(self, tenant: str, requests: list[SearchRequest], outcomes: list[list[SearchHit] | BaseException]) -> None:
         if self.cache is None:
             return
         assert self.provider is not None
         for request, outcome in zip(requests, outcomes, strict=True):
             if not isinstance(outcome, BaseException):
-                await self.cache.put(self.provider.name, request, outcome)
+                await self.cache.put(tenant, self.provider.name, request, outcome)
 
     async def _search_all(self, requests: list[SearchRequest], timeout: float) -> list[list[SearchHit] | BaseException]:
         assert self.provider is not None
