@@ -117,12 +117,12 @@ def test_configurations_that_cannot_authenticate_stop_the_start(values: dict[str
 @pytest.mark.parametrize(("values", "refused"), [
     ({"host": "0.0.0.0"}, True),
     ({"host": "10.1.2.3"}, True),
-    ({"host": "0.0.0.0", "auth": "keys,none", "api_keys": "sk-a"}, True),
+    ({"host": "0.0.0.0", "auth": "keys,none", "api_keys": "sk-" + "a" * 24}, True),
     ({"host": "127.0.0.1"}, False),
     ({"host": "::1"}, False),
     ({"host": "localhost"}, False),
     ({"host": "0.0.0.0", "allow_unauthenticated": True}, False),
-    ({"host": "0.0.0.0", "api_keys": "sk-a"}, False),
+    ({"host": "0.0.0.0", "api_keys": "sk-" + "a" * 24}, False),
 ])
 def test_an_open_api_starts_only_on_loopback_or_when_allowed(values: dict[str, object], refused: bool) -> None:
     problem = startup_refusal(settings(**values))

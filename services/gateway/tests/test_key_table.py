@@ -81,3 +81,17 @@ def test_admin_files_make_admin_principals(tmp_path: Path) -> None:
     path.write_text("sk-root=ops\n")
     principal = KeyFile(str(path), admin=True).table().match(digest("sk-root"))
     assert principal is not None and principal.admin
+
+
+def test_a_rewritten_file_with_weak_keys_is_not_taken_by_a_strict_gateway(tmp_path: Path) -> None:
+    path, clock = tmp_path / "keys", Clock()
+    strong = "sk-" + "z9" * 16
+    path.write_text(f"{strong}=team-a\n")
+    keys = KeyFile(str(path), recheck_seconds=1.0, clock=clock, strict=True)
+    path.write_text(f"{strong}=team-a\nshort=team-b\n")
+    os.utime(path, ns=(1, 1))
+    clock.now += 2
+    assert tenant_of(keys, strong) == "team-a" and tenant_of(keys, "short") is None  # the last keys kept
+    assert parse_keys("short=team-b\nk=ey=x").problems() == [
+        "entry 1 (tenant 'team-b'): the key is 5 characters; use keys of at least 24 (`openssl rand -hex 24`)",
+        "entry 2 (tenant 'x'): more than one `=`: write `key=tenant` with a key without `=`"]

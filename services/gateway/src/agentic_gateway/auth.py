@@ -4,14 +4,18 @@ Closed by default: `none` serves only a loopback address unless AGENTIC_GATEWAY_
 
 from __future__ import annotations
 
+import logging
+
 from agentic.v1 import common_pb2
 from agentic_core.errors import AgenticError, AuthenticationFailed
 from agentic_runtime.logs import bind_principal
 from pydantic import SecretStr
 
-from agentic_gateway.key_table import DEFAULT_TENANT, KeyFile, KeySource, digest, parse_keys
+from agentic_gateway.key_table import DEFAULT_TENANT, KeyFile, KeySource, configured_key_problems, digest, parse_keys
 from agentic_gateway.oidc import OidcConfig, OidcVerifier, is_loopback_host
 from agentic_gateway.settings import GatewaySettings
+
+log = logging.getLogger(__name__)
 
 MODES = frozenset({"keys", "oidc", "none"})
 HOW_TO_CONFIGURE = (
@@ -48,16 +52,34 @@ def modes_of(settings: GatewaySettings) -> frozenset[str]:
 
 
 def startup_refusal(settings: GatewaySettings) -> str | None:
-    """Why the gateway must not start, or None: an open API only on loopback or when explicitly allowed."""
-    if "none" not in modes_of(settings) or settings.allow_unauthenticated or is_loopback_host(settings.host):
+    """Why the gateway must not start, or None: an open API only on loopback or when explicitly allowed; keys
+    that are short or ambiguous only on loopback (a warning there)."""
+    loopback = is_loopback_host(settings.host)
+    if (problems := _key_problems(settings)):
+        if not loopback:
+            return (f"weak or ambiguous API keys for a gateway serving {settings.host}: {'; '.join(problems)}. "
+                    "On a loopback address they are only warned about.")
+        log.warning("weak or ambiguous API keys (accepted on loopback only): %s", "; ".join(problems))
+    if "none" not in modes_of(settings) or settings.allow_unauthenticated or loopback:
         return None
     return (f"the gateway would serve {settings.host} without authentication; {HOW_TO_CONFIGURE}. "
             "It serves without authentication on its own only on a loopback address (AGENTIC_GATEWAY_HOST=127.0.0.1).")
 
 
-def _key_source(inline: str, path: str | None, *, admin: bool, name: str) -> KeySource:
+def _key_problems(settings: GatewaySettings) -> list[str]:
     try:
-        return KeySource(parse_keys(inline, admin=admin), KeyFile(path, admin=admin) if path else None)
+        return configured_key_problems({
+            "AGENTIC_GATEWAY_API_KEYS": (_secret(settings.api_keys), settings.api_keys_file),
+            "AGENTIC_GATEWAY_ADMIN_KEYS": (_secret(settings.admin_keys), settings.admin_keys_file),
+        })
+    except (OSError, ValueError):
+        return []  # unreadable or malformed: the authenticator's own start-up check names it
+
+
+def _key_source(inline: str, path: str | None, *, admin: bool, name: str, strict: bool = False) -> KeySource:
+    """`strict` (off loopback): a rewritten keys file with weak or ambiguous keys is not taken."""
+    try:
+        return KeySource(parse_keys(inline, admin=admin), KeyFile(path, admin=admin, strict=strict) if path else None)
     except (OSError, ValueError) as error:
         raise ValueError(f"{name}: {error}") from None
 
@@ -80,8 +102,10 @@ class Authenticator:
         """Raises ValueError, saying what to set, on a configuration that cannot authenticate anyone."""
         modes = modes_of(settings)
         keys = _key_source(_secret(settings.api_keys), settings.api_keys_file, admin=False,
+                           strict=not is_loopback_host(settings.host),
                            name="AGENTIC_GATEWAY_API_KEYS(_FILE)")
         admin = _key_source(_secret(settings.admin_keys), settings.admin_keys_file, admin=True,
+                            strict=not is_loopback_host(settings.host),
                             name="AGENTIC_GATEWAY_ADMIN_KEYS(_FILE)")
         if "keys" in modes and not keys and not admin:
             raise ValueError(f"AGENTIC_GATEWAY_AUTH names `keys` but no keys are configured; {HOW_TO_CONFIGURE}")

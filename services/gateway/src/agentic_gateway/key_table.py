@@ -15,6 +15,8 @@ from agentic.v1 import common_pb2
 
 DEFAULT_TENANT = "default"
 _HASH_PREFIX = "sha256:"
+# A key shorter than this is guessable, or a typo; off loopback the gateway refuses it (docs/security.md).
+MIN_KEY_CHARS = 24
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,7 @@ def digest(token: str) -> bytes:
 class KeyEntry:
     digest: bytes
     principal: common_pb2.Principal  # built once: a match returns it without allocating
+    problem: str | None = None  # why the entry is weak or ambiguous (never quoting the key)
 
 
 class KeyTable:
@@ -37,6 +40,11 @@ class KeyTable:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def problems(self) -> list[str]:
+        """The weak or ambiguous entries, by position and tenant (never the key)."""
+        return [f"entry {position} (tenant {entry.principal.tenant!r}): {entry.problem}"
+                for position, entry in enumerate(self.entries, 1) if entry.problem]
 
     def match(self, presented: bytes) -> common_pb2.Principal | None:
         found: common_pb2.Principal | None = None
@@ -49,6 +57,7 @@ class KeyTable:
 def parse_entry(entry: str, *, admin: bool) -> KeyEntry:
     """`key=tenant`, `sha256:<64 hex>=tenant`, or a bare key (tenant `default`). Errors never quote the key."""
     key, _, tenant = entry.rpartition("=") if "=" in entry else (entry, "", "")
+    problem = _ambiguity(entry, tenant)
     key, tenant = key.strip(), tenant.strip() or DEFAULT_TENANT
     if key.startswith(_HASH_PREFIX):
         try:
@@ -59,12 +68,24 @@ def parse_entry(entry: str, *, admin: bool) -> KeyEntry:
             raise ValueError(f"a `sha256:` entry (tenant {tenant!r}) needs 64 hex digits")
     elif key:
         key_digest = digest(key)
+        if problem is None and len(key) < MIN_KEY_CHARS:
+            problem = f"the key is {len(key)} characters; use keys of at least {MIN_KEY_CHARS} (`openssl rand -hex 24`)"
     else:
         raise ValueError(f"an entry for tenant {tenant!r} has an empty key")
     hexdigest = key_digest.hex()
     # The subject names the key without revealing it (as before key ids existed); the key id is shorter, for logs.
     principal = common_pb2.Principal(tenant=tenant, subject=hexdigest[:16], key_id=hexdigest[:8], admin=admin)
-    return KeyEntry(key_digest, principal)
+    return KeyEntry(key_digest, principal, problem)
+
+
+def _ambiguity(entry: str, tenant: str) -> str | None:
+    """`key=tenant` has one `=` with something on both sides: a key holding `=` (base64 padding) or a trailing `=`
+    could be read two ways, so it is refused rather than guessed."""
+    if entry.count("=") > 1:
+        return "more than one `=`: write `key=tenant` with a key without `=`"
+    if "=" in entry and (not tenant.strip() or entry.startswith("=")):
+        return "`=` with nothing on one side: write `key=tenant`, or a bare key for tenant `default`"
+    return None
 
 
 def parse_keys(text: str, *, admin: bool = False) -> KeyTable:
@@ -83,8 +104,9 @@ class KeyFile:
     done at most once per `recheck_seconds`, on the request path; a file that fails to parse keeps the last keys."""
 
     def __init__(self, path: str, *, admin: bool = False, recheck_seconds: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, strict: bool = False) -> None:
         self.path, self.admin, self.recheck_seconds, self.clock = path, admin, recheck_seconds, clock
+        self.strict = strict  # a rewritten file with weak or ambiguous keys is not taken (off loopback)
         self._signature = self._stat()  # start-up: a missing or malformed file is an error, raised here
         self._table = self._read()
         self._next_check = clock() + recheck_seconds
@@ -114,6 +136,10 @@ class KeyFile:
         except (OSError, ValueError) as error:
             log.warning("keys file %s unreadable, keeping the last %d keys: %s", self.path, len(self._table), error)
             return
+        if self.strict and (problems := table.problems()):
+            log.error("keys file %s has weak or ambiguous keys, keeping the last %d keys: %s", self.path,
+                      len(self._table), "; ".join(problems))
+            return
         self._signature, self._table = signature, table
         log.info("keys file %s reloaded: %d keys", self.path, len(table))
 
@@ -132,3 +158,14 @@ class KeySource:
         if self.file is not None:
             found = self.file.table().match(presented) or found
         return found
+
+
+def configured_key_problems(sources: dict[str, tuple[str, str | None]]) -> list[str]:
+    """Weak or ambiguous entries of each configured key setting: `{setting name: (inline text, file path)}`."""
+    problems = []
+    for name, (inline, path) in sources.items():
+        problems += [f"{name}: {problem}" for problem in parse_keys(inline).problems()]
+        if path:
+            with open(path, encoding="utf-8") as file:
+                problems += [f"{name}_FILE: {problem}" for problem in parse_keys(file.read()).problems()]
+    return problems
