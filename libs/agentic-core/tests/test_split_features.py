@@ -15,6 +15,10 @@ from agentic_core.split.features import ensure_splittable_items, ensure_splittab
     ({"input": [{"type": "compaction", "encrypted_content": "x"}]}, "compaction input"),
     ({"input": [{"type": "mcp_list_tools", "server_label": "s", "tools": []}]}, "gateway-owned tools"),
     ({"context_management": [{"type": "compaction"}]}, "context_management"),
+    ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://169.254.169.254/x.png"}]}]},
+     "an image URL or input file (send images as data URLs)"),
+    ({"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "https://example.com/a.pdf"}]}]},
+     "an image URL or input file (send images as data URLs)"),
 ])
 def test_the_refusal_names_the_feature(payload: dict, feature: str) -> None:
     with pytest.raises(InvalidRequest) as raised:
@@ -29,6 +33,7 @@ def test_the_refusal_names_the_feature(payload: dict, feature: str) -> None:
     {"input": "hi", "tools": [{"type": "function", "name": "f"}, {"type": "custom", "name": "raw"}]},
     {"input": [{"role": "user", "content": "hi"}], "context_management": []},
     {"input": "hi", "conversation": None},
+    {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}]},
 ])
 def test_plain_and_client_tool_requests_are_splittable(payload: dict) -> None:
     ensure_splittable_request({"model": "m", **payload})

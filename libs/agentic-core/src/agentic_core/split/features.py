@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.media.parts import input_fetches_media
 
 # Tools the client executes: the model emits the call and the caller answers it next turn.
 CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
@@ -34,7 +35,7 @@ EXECUTABLE_TOOL_TYPES = frozenset({"web_search", "web_search_preview", "code_int
 
 def ensure_splittable_request(payload: dict[str, Any], *, execute: bool = False) -> None:
     """The request itself: conversation, gateway tools (unless the caller executes them through us),
-    compaction input, context_management."""
+    compaction input, context_management, images by URL and files."""
     if payload.get("conversation") is not None:
         raise unsupported("conversation")
     tools = payload.get("tools") or []
@@ -44,6 +45,9 @@ def ensure_splittable_request(payload: dict[str, Any], *, execute: bool = False)
     raw_input = payload.get("input")
     if isinstance(raw_input, list):
         ensure_splittable_items(item for item in raw_input if isinstance(item, dict))
+    if input_fetches_media(raw_input):
+        # The coordinator's model server would fetch the URL itself, from inside the cluster: only data URLs.
+        raise unsupported("an image URL or input file (send images as data URLs)")
     if payload.get("context_management"):
         raise unsupported("context_management")
 
