@@ -77,14 +77,20 @@ class ToolRunnerSettings(ServiceSettings):
     )
     sandbox_open_files: int = Field(default=64, ge=16, description="Open file descriptors per sandboxed process (RLIMIT_NOFILE).")
     sandbox_processes: int = Field(
-        default=32, ge=1, description="Processes and threads per sandbox (RLIMIT_NPROC), enforced where the runner is root and gives each sandbox its own uid."
+        default=32, ge=1, description="Processes and threads per sandbox (RLIMIT_NPROC), enforced where each sandbox has its own uid."
     )
     sandbox_output_bytes: int = Field(
         default=65536, ge=1024, description="stdout and stderr kept per run; a program that prints more is stopped and its output truncated with a marker."
     )
     sandbox_max_concurrent: int = Field(default=4, ge=1, description="Sandboxed programs running at once in this runner; more calls wait.")
     sandbox_uid_base: int = Field(
-        default=60000, ge=1000, description="When the runner is root: concurrent sandbox i runs as uid and gid `base + i`, with no groups."
+        default=60000, ge=1000, description="With separate uids: concurrent sandbox i runs as uid and gid `base + i`, with no groups."
+    )
+    sandbox_separate_uids: bool = Field(
+        default=True,
+        description="Give each concurrent sandbox its own uid (`sandbox_uid_base + i`) where the runner can: as root, or holding "
+                    "CAP_SETUID, CAP_SETGID and CAP_CHOWN (ambient when not root). Where it cannot, programs share the runner's uid "
+                    "and the runner logs so at start; false: always share it.",
     )
     sandbox_namespaces: bool = Field(
         default=True, description="Isolate with Linux namespaces (network, mount, pid, ipc, uts; a user namespace when not root) where the kernel allows."

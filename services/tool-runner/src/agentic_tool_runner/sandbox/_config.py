@@ -44,7 +44,7 @@ class SandboxConfig:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     max_concurrent: int = 4
     uid_base: int = 60000
-    drop_uid: bool = True  # when root; off only in tests that stand in for a non-root runner
+    drop_uid: bool = True  # a uid per slot where the runner can switch uids (sandbox_separate_uids)
     namespaces: bool = True
     landlock: bool = True
     seccomp: bool = True
@@ -68,6 +68,7 @@ class SandboxConfig:
             limits=limits,
             max_concurrent=settings.sandbox_max_concurrent,
             uid_base=settings.sandbox_uid_base,
+            drop_uid=settings.sandbox_separate_uids,
             namespaces=settings.sandbox_namespaces,
             landlock=settings.sandbox_landlock,
             seccomp=settings.sandbox_seccomp,

@@ -61,7 +61,10 @@ def install_audit_hook(workdir: str) -> None:
     ) + ("/usr/share/zoneinfo", "/etc/localtime", workdir, *DEVICES)
     write_roots = (workdir,) + DEVICES
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    own_pid = os.getpid()
+    own_pid, own_group = os.getpid(), os.getpgid(0)
+    # 0 is itself (or its group); outside a pid namespace its group's id is its pid (a new session each run).
+    own_kill_targets = frozenset({0, own_pid, -own_group})
+    own_groups = frozenset({0, own_group})
 
     def inside(path: str, roots: "tuple[str, ...]") -> bool:
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
@@ -99,7 +102,7 @@ def install_audit_hook(workdir: str) -> None:
             if args[0] in DENIED_IMPORTS:
                 raise PermissionError(f"sandbox: importing {args[0]} is not allowed")
         elif event in ("os.kill", "os.killpg"):
-            if event == "os.killpg" or args[0] != own_pid:
+            if args[0] not in (own_kill_targets if event == "os.kill" else own_groups):
                 raise PermissionError("sandbox: signalling other processes is not allowed")
         elif event in DENIED_EVENTS or event.startswith(DENIED_PREFIXES):
             if event.startswith(("socket.", "urllib.", "http.", "ftplib.", "smtplib.", "poplib.", "imaplib.", "nntp", "telnet")):
@@ -107,6 +110,27 @@ def install_audit_hook(workdir: str) -> None:
             raise PermissionError(f"sandbox: {event} is not allowed")
 
     sys.addaudithook(hook)
+    withdraw_process_handles()
+
+
+def withdraw_process_handles() -> None:
+    """pidfds reach any process by pid and raise no audit event: replace the functions that make and
+    use them (in the C modules too, so a reload brings them back refused). Seccomp refuses the calls."""
+    import importlib
+    import posix
+    import signal
+
+    c_signal = importlib.import_module("_signal")  # signal's C module (no stub)
+
+    def refused(name: str) -> "Any":
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise PermissionError(f"sandbox: {name} is not allowed (it reaches other processes)")
+
+        return refuse
+
+    for module, name in ((os, "pidfd_open"), (posix, "pidfd_open"), (signal, "pidfd_send_signal"), (c_signal, "pidfd_send_signal")):
+        if hasattr(module, name):
+            setattr(module, name, refused(f"{module.__name__}.{name}"))
 
 
 def emit(control_fd: int, event: "dict[str, object]") -> None:

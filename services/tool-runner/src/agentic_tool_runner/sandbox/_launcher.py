@@ -192,6 +192,19 @@ def apply_landlock(rules: dict[str, list[str]], abi: int, layers: list[str]) -> 
         layers.append("landlock-net")
 
 
+def seccomp_program(seccomp: dict[str, Any], pid_namespace: bool) -> bytes:
+    """In its own pid namespace a program can name only processes of its sandbox; on the host's pids
+    the filter lets it signal only itself and its process group: this process's pid (the program
+    keeps it across exec) and group, written where the plan says."""
+    if pid_namespace:
+        return bytes.fromhex(seccomp["pid_namespace"])
+    program = bytearray.fromhex(seccomp["own_group"])
+    own_at, minus_group_at = seccomp["own_pid_offsets"]
+    struct.pack_into("=I", program, own_at, os.getpid() & 0xFFFFFFFF)
+    struct.pack_into("=I", program, minus_group_at, -os.getpgid(0) & 0xFFFFFFFF)
+    return bytes(program)
+
+
 def install_seccomp(program: bytes) -> None:
     filters = ctypes.create_string_buffer(program, len(program))
     fprog = ctypes.create_string_buffer(struct.pack("=HxxxxxxQ", len(program) // 8, ctypes.addressof(filters)), 16)
@@ -260,6 +273,10 @@ def main() -> None:
             if program:
                 init(program, control_fd)
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            # Its own process group, so that kill(0) reaches the program and its descendants, not this
+            # launcher (in a user namespace it would have the program's uid). The runner's kill still
+            # ends it all: pid 1 dies with the launcher, and the namespace with pid 1.
+            os.setpgid(0, 0)
             workdir = "/work"
         else:
             drop_uid = plan["uid"] is not None
@@ -291,7 +308,7 @@ def main() -> None:
         if not plan["keep_control_fd"]:
             os.set_inheritable(control_fd, False)
         if plan["seccomp"]:
-            install_seccomp(bytes.fromhex(plan["seccomp"]))
+            install_seccomp(seccomp_program(plan["seccomp"], pid_namespace=mode is not None))
         emit(control_fd, {"event": "ready", "layers": layers, "workdir": workdir})
         os.execve(plan["executable"], plan["argv"], env)
     except SetupError as exc:

@@ -56,8 +56,28 @@ class SandboxResult:
     duration_seconds: float
 
 
+# CAP_CHOWN (the runner gives a sandbox its directory), CAP_SETGID and CAP_SETUID (the launcher switches).
+_UID_CAPABILITIES = (1 << 0) | (1 << 6) | (1 << 7)
+_EXEC_CAPABILITIES = (1 << 6) | (1 << 7)
+
+
+def can_switch_uids() -> bool:
+    """Whether a sandbox can run as its slot's own uid: the runner holds CAP_CHOWN, CAP_SETUID and
+    CAP_SETGID, and the launcher it execs keeps the last two (root does; anyone else only through
+    ambient capabilities)."""
+    capabilities: dict[str, int] = {}
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("CapEff", "CapAmb"):
+                capabilities[name] = int(value.strip(), 16)
+    effective, ambient = capabilities.get("CapEff", 0), capabilities.get("CapAmb", 0)
+    kept_across_exec = os.geteuid() == 0 or ambient & _EXEC_CAPABILITIES == _EXEC_CAPABILITIES
+    return effective & _UID_CAPABILITIES == _UID_CAPABILITIES and kept_across_exec
+
+
 class Sandbox:
-    """One per runner: holds the concurrency slots (each with its own uid when the runner is root)."""
+    """One per runner: holds the concurrency slots (each with its own uid where the runner can switch uids)."""
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
@@ -66,9 +86,17 @@ class Sandbox:
         self._visible = _paths.visible_paths(self.python, config.readonly_paths)
         custom = self.python != _paths.base_python()
         self._masked = _paths.masked_paths(self._visible, _paths.interpreter_prefixes(self.python) if custom else ())
-        self._seccomp = _seccomp.build_filter() if config.seccomp else None
+        self._seccomp = _seccomp_plan() if config.seccomp else None
         self._seccomp_python = _seccomp.build_filter(no_processes=True) if config.seccomp else None
-        self._drop_uid = config.drop_uid and os.geteuid() == 0
+        self._drop_uid = config.drop_uid and can_switch_uids()
+        if config.drop_uid and not self._drop_uid:
+            logger.warning(
+                "sandbox: every program runs as the runner's uid %d: not root, or without CAP_SETUID, CAP_SETGID and "
+                "CAP_CHOWN (ambient when not root), so concurrent sandboxes share it; signals stay within a sandbox "
+                "through its pid namespace where there is one, else seccomp (its own process group only); "
+                "RLIMIT_NPROC is not set (docs/sandbox.md)",
+                os.geteuid(),
+            )
         self._namespaces = config.namespaces
         self._namespaces_verified = False
         self._layers_logged = False
@@ -187,7 +215,6 @@ class Sandbox:
         self, call_dir: str, uid: int | None, executable: str, argv: list[str], executables: list[str], python: bool,
         control_fd: int,
     ) -> dict[str, object]:  # fmt: skip
-        seccomp = self._seccomp.hex() if self._seccomp else None
         limits = self.config.limits
         return {
             "control_fd": control_fd,
@@ -209,7 +236,7 @@ class Sandbox:
             }
             if self.config.landlock
             else None,
-            "seccomp": seccomp,
+            "seccomp": self._seccomp,
             "env": dict(_paths.SANDBOX_ENV),
             "executable": executable,
             "argv": [str(control_fd) if arg == "{control_fd}" else arg for arg in argv],
@@ -327,6 +354,15 @@ class Sandbox:
             layers=tuple(str(layer) for layer in layers) if isinstance(layers, list) else (),
             duration_seconds=duration,
         )
+
+
+def _seccomp_plan() -> dict[str, object] | None:
+    """The launcher's two filters: one for a program in its own pid namespace, one that confines a
+    program on the host's pids to its own process group (its ids are written in by the launcher)."""
+    in_namespace, own_group = _seccomp.build_filter(), _seccomp.build_filter(own_group_only=True)
+    if in_namespace is None or own_group is None:
+        return None
+    return {"pid_namespace": in_namespace.hex(), "own_group": own_group.hex(), "own_pid_offsets": list(_seccomp.OWN_PID_OFFSETS)}
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
