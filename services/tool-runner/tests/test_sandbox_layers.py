@@ -4,6 +4,8 @@ audit hook, and the audit hook holds without them. Layers this machine lacks are
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import platform
 import uuid
 from collections.abc import AsyncIterator
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import agentic_tool_runner.settings
 import pytest
-from agentic_tool_runner.sandbox import Sandbox, SandboxConfig, SandboxError, SandboxLimits, _seccomp
+from agentic_tool_runner.sandbox import Sandbox, SandboxConfig, SandboxError, SandboxLimits, _sandbox, _seccomp
 
 LIMITS = SandboxLimits(wall_seconds=5.0, cpu_seconds=2, output_bytes=16384, processes=16)
 SERVICE_FILE = Path(agentic_tool_runner.settings.__file__).resolve()
@@ -200,3 +202,28 @@ async def test_namespaces_the_kernel_refuses_after_all_fall_back_to_landlock_and
         await sandbox.close()
     assert first.result == second.result == "42"
     assert "mount" not in first.layers and "seccomp" in first.layers and any(layer.startswith("landlock") for layer in first.layers)
+
+
+async def test_a_runner_that_cannot_switch_uids_says_so_once_and_runs_programs_as_itself(
+    available: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    need(available, "seccomp")
+    monkeypatch.setattr(_sandbox, "can_switch_uids", lambda: False)
+    with caplog.at_level(logging.WARNING, logger=_sandbox.__name__):
+        sandbox = Sandbox(SandboxConfig(limits=LIMITS, namespaces=False))
+        Sandbox(SandboxConfig(limits=LIMITS, namespaces=False, drop_uid=False))  # turned off on purpose: nothing to say
+    try:
+        result = await sandbox.run_python("import os\nos.getuid()")
+    finally:
+        await sandbox.close()
+    warnings = [record.getMessage() for record in caplog.records if "runs as the runner's uid" in record.getMessage()]
+    assert len(warnings) == 1 and f"uid {os.geteuid()}:" in warnings[0]
+    assert "uid" not in result.layers and result.result == str(os.geteuid())
+
+
+def test_a_root_runner_with_its_capabilities_can_switch_uids() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("not root here")
+    status = Path("/proc/self/status").read_text()
+    effective = int(next(line for line in status.splitlines() if line.startswith("CapEff:")).split()[1], 16)
+    assert _sandbox.can_switch_uids() == (effective & 0b11001001 == 0b11001001)  # CHOWN, FOWNER, SETGID, SETUID

@@ -89,7 +89,7 @@ class ToolRunnerSettings(ServiceSettings):
     sandbox_separate_uids: bool = Field(
         default=True,
         description="Give each concurrent sandbox its own uid (`sandbox_uid_base + i`) where the runner can: as root, or holding "
-                    "CAP_SETUID, CAP_SETGID and CAP_CHOWN (ambient when not root). Where it cannot, programs share the runner's uid "
+                    "CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_FOWNER (ambient when not root). Where it cannot, programs share the runner's uid "
                     "and the runner logs so at start; false: always share it.",
     )
     sandbox_namespaces: bool = Field(

@@ -56,15 +56,16 @@ class SandboxResult:
     duration_seconds: float
 
 
-# CAP_CHOWN (the runner gives a sandbox its directory), CAP_SETGID and CAP_SETUID (the launcher switches).
-_UID_CAPABILITIES = (1 << 0) | (1 << 6) | (1 << 7)
+# CAP_CHOWN and CAP_FOWNER (the runner gives a sandbox its directory and removes what it left there),
+# CAP_SETGID and CAP_SETUID (the launcher switches to the slot's uid).
+_UID_CAPABILITIES = (1 << 0) | (1 << 3) | (1 << 6) | (1 << 7)
 _EXEC_CAPABILITIES = (1 << 6) | (1 << 7)
 
 
 def can_switch_uids() -> bool:
-    """Whether a sandbox can run as its slot's own uid: the runner holds CAP_CHOWN, CAP_SETUID and
-    CAP_SETGID, and the launcher it execs keeps the last two (root does; anyone else only through
-    ambient capabilities)."""
+    """Whether a sandbox can run as its slot's own uid: the runner holds CAP_CHOWN, CAP_FOWNER,
+    CAP_SETUID and CAP_SETGID, and the launcher it execs keeps the last two (root does; anyone else
+    only through ambient capabilities)."""
     capabilities: dict[str, int] = {}
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -91,8 +92,8 @@ class Sandbox:
         self._drop_uid = config.drop_uid and can_switch_uids()
         if config.drop_uid and not self._drop_uid:
             logger.warning(
-                "sandbox: every program runs as the runner's uid %d: not root, or without CAP_SETUID, CAP_SETGID and "
-                "CAP_CHOWN (ambient when not root), so concurrent sandboxes share it; signals stay within a sandbox "
+                "sandbox: every program runs as the runner's uid %d: not root, or without CAP_SETUID, CAP_SETGID, "
+                "CAP_CHOWN and CAP_FOWNER (ambient when not root), so concurrent sandboxes share it; signals stay within a sandbox "
                 "through its pid namespace where there is one, else seccomp (its own process group only); "
                 "RLIMIT_NPROC is not set (docs/sandbox.md)",
                 os.geteuid(),
