@@ -26,7 +26,7 @@ from tests.support.fake_upstream import FakeUpstream, FunctionCall, Text
 
 MODEL = "smollm2"
 RUN = secrets.token_hex(3)
-TENANTS = ("turns", "passthrough", "mcp", "pages", "socket", "filters")
+TENANTS = ("turns", "passthrough", "mcp", "pages", "socket", "filters", "bounds")
 ADMIN = f"sk-audit-admin-{RUN}"
 SECRET = f"never-in-the-trail-{RUN}"
 Record = dict[str, Any]
@@ -251,3 +251,49 @@ def test_the_trail_is_for_admins_only(gateway: str) -> None:
     refused = audit_logs(gateway, key("turns"))
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "permission_denied"
     assert audit_logs(gateway, "sk-wrong").status_code == 401
+
+
+def _metric(stack, gateway: str, name: str, **labels: str) -> float:
+    text = httpx.get(stack.gateway_metrics_url(gateway), timeout=10).text
+    wanted = ",".join(f'{label}="{value}"' for label, value in labels.items())
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(f"{name}{{{wanted}}}"))
+
+
+def test_refused_authentication_is_counted_not_recorded(stack, gateway: str) -> None:
+    """What an anonymous caller sends (a 60 kB path, a made-up id) never reaches the trail."""
+    before = {reason: _metric(stack, gateway, "agentic_gateway_auth_failures_total", reason=reason)
+              for reason in ("invalid_api_key", "missing_credentials")}
+    unknown_id = f"resp_anonymous_{RUN}"
+    assert httpx.get(f"{gateway}/v1/responses/{unknown_id}", headers={"authorization": "Bearer sk-wrong"},
+                     timeout=10).status_code == 401
+    assert httpx.get(f"{gateway}/v1/responses/{unknown_id}", timeout=10).status_code == 401
+    assert httpx.get(f"{gateway}/v1/anonymous-{RUN}/{'x' * 60_000}", timeout=10).status_code == 404
+    assert _metric(stack, gateway, "agentic_gateway_auth_failures_total", reason="invalid_api_key") == \
+        before["invalid_api_key"] + 1
+    assert _metric(stack, gateway, "agentic_gateway_auth_failures_total", reason="missing_credentials") == \
+        before["missing_credentials"] + 1
+    # A record of the tenant made afterwards is in the trail: the refused requests' would be too by now.
+    marker = httpx.get(f"{gateway}/v1/responses/resp_marker_{RUN}", headers={"authorization": f"Bearer {key('bounds')}"},
+                       timeout=10)
+    assert marker.status_code == 404
+    records_until(gateway, tenant("bounds"), lambda data: any(
+        record["api.request"].get("response_id") == f"resp_marker_{RUN}" for record in data))
+    assert page(gateway, **{"resource_ids[]": unknown_id})["data"] == []
+    newest = json.dumps(page(gateway, limit=100)["data"])
+    assert f"anonymous-{RUN}" not in newest and "x" * 1000 not in newest
+
+
+def test_records_keep_route_templates_and_ids_cut_to_a_bound(gateway: str) -> None:
+    auth = {"authorization": f"Bearer {key('bounds')}"}
+    long_id = f"resp_long_{RUN}_" + "r" * 5_000
+    refused = httpx.get(f"{gateway}/v1/responses/{long_id}", headers=auth, timeout=10).status_code
+    assert refused in (400, 404)
+    assert httpx.get(f"{gateway}/v1/no-such-route-{RUN}/{'y' * 5_000}", headers=auth, timeout=10).status_code == 404
+    records = records_until(gateway, tenant("bounds"), lambda data: any(
+        record["api.request"].get("response_id", "").startswith(f"resp_long_{RUN}") for record in data))
+    (request,) = [record["api.request"] for record in records
+                  if record["api.request"].get("response_id", "").startswith(f"resp_long_{RUN}")]
+    assert request["route"] == "/v1/responses/{response_id}" and request["status"] == refused
+    assert request["response_id"] == long_id[:128]
+    assert all(len(json.dumps(record)) < 2_000 for record in records)
+    assert f"no-such-route-{RUN}" not in json.dumps(records)

@@ -68,6 +68,7 @@ def test_sigterm_lets_an_in_flight_stream_finish(stack, upstream, service: str) 
         executor = stack.urls["executor"].removeprefix("grpc://")
     gateway_port = free_port()
     gateway = _spawn(stack, "agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(gateway_port),
+                     AGENTIC_GATEWAY_METRICS_PORT="0",
                      AGENTIC_GATEWAY_EXECUTOR_ADDRESS=executor, AGENTIC_GATEWAY_STATE_ADDRESS=state,
                      AGENTIC_NATS_URL=stack.nats_url, AGENTIC_GATEWAY_API_KEYS=keys)
     target = gateway if service == "gateway" else process
@@ -93,6 +94,7 @@ def test_readiness_fails_at_sigterm_while_the_listener_still_serves(stack) -> No
     """Load balancers see /ready fail and stop sending before connections are refused."""
     port = free_port()
     gateway = _spawn(stack, "agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
+                     AGENTIC_GATEWAY_METRICS_PORT="0",
                      AGENTIC_GATEWAY_EXECUTOR_ADDRESS=stack.urls["executor"].removeprefix("grpc://"),
                      AGENTIC_GATEWAY_STATE_ADDRESS=stack.urls["state"].removeprefix("grpc://"),
                      AGENTIC_GATEWAY_UNREADY_SECONDS="3")

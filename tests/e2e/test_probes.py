@@ -33,6 +33,7 @@ def test_a_gateway_is_ready_without_nats_which_it_does_not_use(stack) -> None:
     """A NATS outage must not take the gateways (pass-through traffic included) out of rotation."""
     port = free_port()
     gateway = _spawn(stack, "agentic_gateway", AGENTIC_GATEWAY_HOST="127.0.0.1", AGENTIC_PORT=str(port),
+                     AGENTIC_GATEWAY_METRICS_PORT="0",
                      AGENTIC_GATEWAY_EXECUTOR_ADDRESS=stack.urls["executor"].removeprefix("grpc://"),
                      AGENTIC_GATEWAY_STATE_ADDRESS=stack.urls["state"].removeprefix("grpc://"),
                      AGENTIC_NATS_URL="nats://127.0.0.1:9")  # nothing listens there
@@ -77,4 +78,12 @@ def test_turn_metrics_count_completed_turns(stack, client, upstream) -> None:
     client.responses.create(model="smollm2", input="count me")
     text = httpx.get(stack.metrics_urls["executor"]).text
     assert 'agentic_executor_turns_total{status="completed"}' in text
+    assert "agentic_gateway_requests_total" in httpx.get(stack.metrics_urls["gateway"]).text
+
+
+def test_the_gateways_metrics_are_on_their_own_port_not_the_api_port(stack) -> None:
+    """They name tenants and their usage: the public API port answers /metrics with 404 (a caller's key or not)."""
+    assert stack.metrics_urls["gateway"].rsplit(":", 1)[0] == stack.urls["gateway"].rsplit(":", 1)[0]
+    assert stack.metrics_urls["gateway"] != stack.urls["gateway"] + "/metrics"
+    assert httpx.get(stack.urls["gateway"] + "/metrics").status_code == 404
     assert "agentic_gateway_requests_total" in httpx.get(stack.metrics_urls["gateway"]).text

@@ -357,7 +357,7 @@ def test_prometheus_counts_tokens_by_tenant_and_model(stack, gateway: str, upstr
         client.responses.create(model=MODEL, input="x", store=False)  # counted by the gateway
         client.responses.create(model=MODEL, input="y")                # counted by the executor
     labels = {"tenant": tenant("metrics"), "model": MODEL, "type": "output"}
-    assert _metric(gateway + "/metrics", "agentic_usage_tokens_total", labels) == words("relayed")
+    assert _metric(stack.gateway_metrics_url(gateway), "agentic_usage_tokens_total", labels) == words("relayed")
     assert _metric(stack.metrics_urls["executor"], "agentic_usage_tokens_total", labels) == words("run by the executor")
     assert _metric(stack.metrics_urls["executor"], "agentic_usage_model_requests_total",
                    {"tenant": tenant("metrics"), "model": MODEL}) == 1

@@ -483,7 +483,10 @@ def test_network_policies_allow_exactly_the_architectures_edges() -> None:
 
 def test_public_ports_are_open_to_any_source_unless_restricted() -> None:
     policy = of_kind(rendered_preset("default"), "NetworkPolicy")[name_of("gateway")]
-    assert policy["spec"]["ingress"] == [{"ports": [{"port": BY_COMPONENT["gateway"].default("port"), "protocol": "TCP"}]}]
+    gateway = BY_COMPONENT["gateway"]
+    # The metrics port, like every service's, admits `networkPolicy.metricsFrom` (empty: any source).
+    assert policy["spec"]["ingress"] == [{"ports": [{"port": gateway.default("port"), "protocol": "TCP"}]},
+                                         {"ports": [{"port": gateway.default("metrics_port"), "protocol": "TCP"}]}]
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -538,7 +541,7 @@ def _admits(rules: list[dict[str, Any]], side: str, namespace: str, labels: dict
 
 
 def test_prometheus_scrapes_every_service_where_callers_are_restricted() -> None:
-    """Production restricts who calls the gateway; /metrics on its API port stays open to the monitoring namespace."""
+    """Production restricts who calls the gateway; its metrics port is open to the monitoring namespace alone."""
     documents = rendered_preset("production")
     policies = of_kind(documents, "NetworkPolicy")
     for component in deployments("production"):

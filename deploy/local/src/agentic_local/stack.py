@@ -188,7 +188,7 @@ class LocalStack:
         gateway_port = _port(self.config.gateway_port, "the gateway (AGENTIC_PORT)")
         llm_d_port = _port(self.config.llm_d_port, "llm-d (AGENTIC_LLM_D_PORT)")
         runner_port = free_port()
-        metrics = {name: free_port() for name in ("state", "executor", "mcp-bridge")}
+        metrics = {name: free_port() for name in ("gateway", "state", "executor", "mcp-bridge")}
         signing_key, api_token = llm_d_secrets(self.data_dir)
         loopback = "127.0.0.1"
         self.ports.update(state=state_port, executor=executor_port, mcp_bridge=bridge_port)
@@ -207,7 +207,7 @@ class LocalStack:
             AGENTIC_LLM_D_STATE_ADDRESS=f"{loopback}:{state_port}",
             AGENTIC_LLM_D_SIGNING_KEY=signing_key, AGENTIC_LLM_D_API_TOKEN=api_token))
         gateway = self._spawn("gateway", "agentic_gateway", self._gateway_env(
-            gateway_port, os.environ.get("AGENTIC_GATEWAY_HOST", loopback)))
+            gateway_port, os.environ.get("AGENTIC_GATEWAY_HOST", loopback), AGENTIC_GATEWAY_METRICS_PORT=str(metrics["gateway"])))
 
         self.urls.update({
             "gateway": f"http://127.0.0.1:{gateway_port}",
@@ -218,7 +218,7 @@ class LocalStack:
             "llm-d": f"http://127.0.0.1:{llm_d_port}",
         })
         self.metrics_urls = {name: f"http://127.0.0.1:{port}/metrics" for name, port in metrics.items()}
-        for name in ("gateway", "tool-runner", "llm-d"):
+        for name in ("tool-runner", "llm-d"):  # their /metrics is on their HTTP port
             self.metrics_urls[name] = self.urls[name] + "/metrics"
         timeout = self.config.ready_timeout
         wait_until(lambda: _grpc_serving(bridge_port, self._env()), timeout, "mcp-bridge health", [bridge])
@@ -249,12 +249,21 @@ class LocalStack:
         return self._env(**{**wiring, **env})  # `env` may rewire (e.g. to another executor)
 
     def add_gateway(self, timeout: float = 60.0, **env: str) -> str:
-        """One more gateway replica (the same executor and state); returns its base URL once ready."""
-        port = free_port()
-        child = self._spawn(f"gateway-{port}", "agentic_gateway", self._gateway_env(port, **env))
+        """One more gateway replica (the same executor and state); returns its base URL once ready. Its /metrics:
+        `gateway_metrics_url(url)`."""
+        port, metrics_port = free_port(), free_port()
+        child = self._spawn(f"gateway-{port}", "agentic_gateway",
+                            self._gateway_env(port, **{"AGENTIC_GATEWAY_METRICS_PORT": str(metrics_port), **env}))
         url = f"http://127.0.0.1:{port}"
+        self.metrics_urls[f"gateway-{port}"] = f"http://127.0.0.1:{metrics_port}/metrics"
         wait_until(lambda: _http_ready(url + "/ready"), timeout, f"gateway-{port} /ready", [child])
         return url
+
+    def gateway_metrics_url(self, url: str) -> str:
+        """The /metrics URL of the gateway serving `url` (the first one's, or a replica's from `add_gateway`)."""
+        if url == self.urls["gateway"]:
+            return self.metrics_urls["gateway"]
+        return self.metrics_urls[f"gateway-{url.rsplit(':', 1)[1]}"]
 
     def add_executor(self, timeout: float = 60.0, port: int = 0, **env: str) -> ChildProcess:
         """One more executor replica (gateways keep calling the first; it takes background turns too). `port`: the

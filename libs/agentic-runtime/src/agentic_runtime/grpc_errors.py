@@ -12,7 +12,7 @@ from typing import Any
 
 import grpc
 import orjson
-from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable, UpstreamTimeout
+from agentic_core.errors import AgenticError, PayloadTooLarge, RelayedError, ServiceUnavailable, UpstreamTimeout
 from opentelemetry import context as otel_context
 
 from agentic_runtime.logs import bind_principal
@@ -151,6 +151,9 @@ def error_from_rpc(exc: grpc.aio.AioRpcError, peer: str) -> AgenticError:
         return UpstreamTimeout(f"The {peer} service did not answer in time.", code=f"{peer}_timeout")
     if code == grpc.StatusCode.UNAVAILABLE:
         return ServiceUnavailable(f"The {peer} service is unavailable.", code=f"{peer}_unavailable")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:  # gRPC's own: a message over the size limit, sent or received
+        return PayloadTooLarge(f"A message to or from the {peer} service was over the size limit.",
+                               code=f"{peer}_message_too_large")
     return RelayedError(
         500,
         AgenticError(f"The {peer} service failed.", code="internal_error").body(),

@@ -75,8 +75,9 @@ async def read_body(
     return decode_body(body, codings, limit, too_large, invalid_code) if codings else body
 
 
-def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
-    """`/health` (the process is alive), `/ready` (its dependencies answer), `/metrics`."""
+def add_probe_routes(app: FastAPI, readiness: ReadinessCheck, *, metrics: bool = True) -> None:
+    """`/health` (the process is alive), `/ready` (its dependencies answer), and `/metrics` unless the service
+    serves it on a port of its own (`metrics=False`)."""
 
     @app.get("/health")
     async def health() -> Response:
@@ -91,8 +92,11 @@ def add_probe_routes(app: FastAPI, readiness: ReadinessCheck) -> None:
         body = orjson.dumps({"status": "ready" if is_ready else "not_ready", "checks": checks})
         return Response(content=body, status_code=200 if is_ready else 503, media_type="application/json")
 
+    if not metrics:
+        return
+
     @app.get("/metrics")
-    async def metrics() -> Response:
+    async def exposition() -> Response:
         return Response(content=generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -50,6 +50,8 @@ def build_document(app: FastAPI, version: str, operations: Mapping[tuple[str, st
     document.get("components", {}).get("schemas", {}).pop("ValidationError", None)
     for (method, path), extra in {**_PROBES, **operations}.items():
         operation = document["paths"].get(path, {}).get(method)
+        if operation is None and (method, path) in _PROBES and (method, path) not in operations:
+            continue  # a probe this service serves elsewhere (the gateway's /metrics)
         if operation is None:
             raise KeyError(f"{method.upper()} {path} is documented but not served")
         operation.setdefault("parameters", []).extend(extra.get("parameters", []))

@@ -1,9 +1,10 @@
-"""`python -m agentic_gateway`: serve the public HTTP API until SIGTERM."""
+"""`python -m agentic_gateway`: serve the public HTTP API until SIGTERM, and /metrics on its own port."""
 
 import sys
 
 from agentic_runtime.http_service import HttpTimeouts, WebSocketOptions, run_uvicorn
 from agentic_runtime.logs import configure_logging
+from agentic_runtime.metrics import serve_metrics
 
 from agentic_gateway.app import create_app
 from agentic_gateway.auth import Authenticator, startup_refusal
@@ -28,6 +29,7 @@ def main() -> None:
     websockets = WebSocketOptions(max_message_bytes=settings.max_body_bytes, ping_seconds=settings.ws_ping_seconds,
                                   ping_timeout_seconds=settings.ws_ping_timeout_seconds)
     timeouts = HttpTimeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
+    serve_metrics(settings.metrics_port, settings.host)  # not on the API port: the metrics name tenants
     run_uvicorn(create_app(settings), settings.host, settings.port, settings.drain_seconds, settings.unready_seconds,
                 websockets, timeouts)
 

@@ -1,4 +1,4 @@
-"""The gateway's FastAPI application: routes, error handlers, probes, metrics."""
+"""The gateway's FastAPI application: routes, error handlers, probes (its /metrics has a port of its own)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         gateway: Gateway = app.state.gateway
         return await gateway.peers.readiness(settings.ready_timeout_seconds)
 
-    add_probe_routes(app, readiness)
+    add_probe_routes(app, readiness, metrics=False)  # /metrics is on AGENTIC_GATEWAY_METRICS_PORT (__main__)
     serve_document(app, gateway_document(app))
     return app
 

@@ -1,6 +1,10 @@
-"""The audit trail at the gateway: one `api.request` record per API request (who, which route, which ids,
-what status), kept when the response starts and sent to the state service in batches; and
-`GET /v1/organization/audit_logs`, where admins read the trail in OpenAI's audit-log shape."""
+"""The audit trail at the gateway: one `api.request` record per authenticated API request (who, which route
+template, which ids, what status), kept when the response starts and sent to the state service in batches; and
+`GET /v1/organization/audit_logs`, where admins read the trail in OpenAI's audit-log shape.
+
+A request refused before it is authenticated leaves no record (it is counted in
+`agentic_gateway_auth_failures_total`): what an anonymous caller sends never reaches the trail, and every string
+a record takes from a request is bounded (route templates, ids and model names cut to `MAX_FIELD_CHARS`)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import orjson
 from agentic.v1 import audit_pb2, audit_pb2_grpc, common_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.identifiers import is_identifier
-from agentic_runtime.audit_recorder import AuditRecorder
+from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -24,14 +28,15 @@ router = APIRouter()
 # The ids a path names; each becomes a field of the record.
 _PATH_IDS = ("response_id", "conversation_id", "item_id")
 _TIME_BOUNDS = ("gt", "gte", "lt", "lte")
-_NO_PRINCIPAL = common_pb2.Principal()
 _REQUEST_ID = b"x-request-id"
+MAX_FIELD_CHARS = 128  # ids, a model name, a relayed request id: ours are far shorter, a client's may be 60 kB
+UNMATCHED_ROUTE = "unmatched"  # the route of a request no route served: never its raw path
 AUDIT_MODEL = "audit_model"  # a request state key: the model a pass-through request relayed to
 
 
 class AuditTrail:
-    """ASGI middleware: records every `/v1/` HTTP request once its status is known (a list append). The records
-    go to the state service once a second, and at shutdown before the gateway's peers close.
+    """ASGI middleware: records every authenticated `/v1/` HTTP request once its status is known (a list append).
+    The records go to the state service once a second, and at shutdown before the gateway's peers close.
 
     Every request has an `X-Request-Id`: the client's (a plain id), else one given here before the routes read
     it, so the executor's `response.turn` record of the turn names the same id; the response carries it too."""
@@ -74,18 +79,24 @@ def _request_id(scope: Scope) -> str:
     return request_id
 
 
+def _bounded(value: str) -> str:
+    return value[:MAX_FIELD_CHARS]
+
+
 def _record(scope: Scope, start: Message, request_id: str) -> None:
     state = scope.get("state") or {}
-    principal = state.get("principal") or _NO_PRINCIPAL
-    route = scope.get("route")
-    details: dict[str, Any] = {"method": scope["method"], "route": getattr(route, "path", scope["path"]),
-                               "status": start["status"]}
+    principal = state.get("principal")
+    if principal is None:  # refused before authentication (401, an unknown route, ...): counted, not recorded
+        return
+    template = getattr(scope.get("route"), "path", None)  # `/v1/responses/{response_id}`, never the path itself
+    route = _bounded(template) if isinstance(template, str) else UNMATCHED_ROUTE
+    details: dict[str, Any] = {"method": scope["method"], "route": route, "status": start["status"]}
     for name, value in (scope.get("path_params") or {}).items():
-        if name in _PATH_IDS:
-            details[name] = value
+        if name in _PATH_IDS and isinstance(value, str):
+            details[name] = _bounded(value)
     if model := state.get(AUDIT_MODEL):
-        details["model"] = model
-    details["request_id"] = request_id  # the response's: ours, or a model server's on a relayed reply
+        details["model"] = _bounded(str(model))
+    details["request_id"] = _bounded(request_id)  # the response's: ours, or a model server's on a relayed reply
     audit_recorder(scope["app"]).record("api.request", principal, details)
 
 
@@ -93,16 +104,20 @@ def audit_recorder(app: Any) -> AuditRecorder:
     """The process's recorder of the gateway's records (made on first use, on the state service's channel)."""
     recorder = getattr(app.state, "audit_recorder", None)
     if recorder is None:
-        recorder = app.state.audit_recorder = AuditRecorder(cast(Gateway, app.state.gateway).peers.state_peer)
+        gateway = cast(Gateway, app.state.gateway)
+        recorder = app.state.audit_recorder = AuditRecorder(gateway.peers.state_peer, AuditBounds.of(gateway.settings))
     return cast(AuditRecorder, recorder)
 
 
 def record_socket_turn(app: Any, principal: common_pb2.Principal, status: int, request_id: str, model: Any) -> None:
-    """A WebSocket `response.create`: recorded like `POST /v1/responses`, its method `WEBSOCKET`."""
+    """A WebSocket `response.create`: recorded like `POST /v1/responses`, its method `WEBSOCKET`; one whose
+    authentication failed (a key revoked since the upgrade) is counted, not recorded."""
+    if status == 401:
+        return
     details: dict[str, Any] = {"method": "WEBSOCKET", "route": "/v1/responses", "status": status,
                                "request_id": request_id}
     if isinstance(model, str) and model:
-        details["model"] = model
+        details["model"] = _bounded(model)
     audit_recorder(app).record("api.request", principal, details)
 
 

@@ -12,6 +12,7 @@ from agentic_runtime.logs import bind_principal
 from pydantic import SecretStr
 
 from agentic_gateway.key_table import DEFAULT_TENANT, KeyFile, KeySource, configured_key_problems, digest, parse_keys
+from agentic_gateway.metrics import AUTH_FAILURES
 from agentic_gateway.oidc import OidcConfig, OidcVerifier, is_loopback_host
 from agentic_gateway.settings import GatewaySettings
 
@@ -146,13 +147,19 @@ class Authenticator:
         if not token:
             if self._anonymous_allowed:
                 return self._anonymous
+            AUTH_FAILURES.labels(reason="missing_credentials").inc()
             raise AuthenticationFailed("Missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`.")
         if self._oidc is not None and token.count(".") == 2:  # a JWT: API keys never have this shape
-            return await self._oidc.verify(token)
+            try:
+                return await self._oidc.verify(token)
+            except AuthenticationFailed:
+                AUTH_FAILURES.labels(reason="invalid_token").inc()
+                raise
         presented = digest(token)
         if self._admin is not None and (principal := self._admin.match(presented)) is not None:
             return principal
         if self._keys is not None and (principal := self._keys.match(presented)) is not None:
             return principal
+        AUTH_FAILURES.labels(reason="invalid_api_key").inc()
         raise AuthenticationFailed("Incorrect API key provided.")
 

@@ -15,3 +15,9 @@ WEBSOCKET_CONTINUATIONS = Counter(
     "WebSocket requests with a previous_response_id, by where its context came from (connection or state).",
     ["source"],
 )
+AUTH_FAILURES = Counter(
+    "agentic_gateway_auth_failures_total",
+    "Requests (and WebSocket messages) refused by authentication, by reason: `missing_credentials`, "
+    "`invalid_api_key`, `invalid_token` (OIDC). They leave no audit record.",
+    ["reason"],
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentic_runtime.audit_recorder import AuditSettings
 from agentic_runtime.settings import HttpServiceSettings, UpstreamSettings, fixed_env
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
@@ -9,11 +10,16 @@ from pydantic_settings import SettingsConfigDict
 from agentic_gateway.usage_settings import UsageSettings
 
 
-class GatewaySettings(UsageSettings, UpstreamSettings, HttpServiceSettings):
+class GatewaySettings(AuditSettings, UsageSettings, UpstreamSettings, HttpServiceSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_GATEWAY_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
     port: int = Field(default=8080, validation_alias=fixed_env("AGENTIC_PORT"), description="Gateway HTTP port.")
+    metrics_port: int = Field(
+        default=9100, ge=0, le=65535,
+        description="Prometheus /metrics port, on the gateway's host address and apart from the API port, since the "
+                    "metrics name tenants and their usage (0 disables; /metrics on the API port answers 404).",
+    )
     executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
     state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")

@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 import asyncpg
 import grpc
 from agentic.v1 import audit_pb2, audit_pb2_grpc, common_pb2
+from agentic_core.errors import InvalidRequest, PayloadTooLarge
 
 _Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 MAX_PAGE_SIZE = 100
@@ -90,11 +91,22 @@ class AuditStore:
 
 
 class AuditServicer(audit_pb2_grpc.AuditServicer):
-    def __init__(self, store: AuditStore) -> None:
+    def __init__(self, store: AuditStore, max_batch_bytes: int) -> None:
         self.store = store
+        self.max_batch_bytes = max_batch_bytes
 
     async def Append(self, request: audit_pb2.AuditBatch, context: _Context) -> audit_pb2.AuditAppended:
-        await self.store.append(list(request.records))
+        """A refused batch is never worth retrying as it is: too large (413) or holding a record PostgreSQL cannot
+        store (400); the recorder splits it to find the record at fault."""
+        size = request.ByteSize()
+        if size > self.max_batch_bytes:
+            raise PayloadTooLarge(f"The audit batch is {size} bytes; the limit is {self.max_batch_bytes} bytes.",
+                                  code="audit_batch_too_large")
+        try:
+            await self.store.append(list(request.records))
+        except asyncpg.DataError as error:  # e.g. text PostgreSQL cannot hold
+            raise InvalidRequest(f"An audit record could not be stored: {type(error).__name__}.",
+                                 code="invalid_audit_record") from None
         return audit_pb2.AuditAppended()
 
     async def List(self, request: audit_pb2.AuditQuery, context: _Context) -> audit_pb2.AuditPage:

@@ -30,6 +30,11 @@ class StateSettings(ServiceSettings):
         description="Delete conversations idle (no item added) for this many days, with their items; unset: keep.",
     )
     audit_ttl_days: float | None = Field(default=None, gt=0, description="Delete audit records this many days old; unset: keep.")
+    audit_max_batch_bytes: int = Field(
+        default=8 * 1024 * 1024, ge=1024,
+        description="Largest batch of audit records taken at once; a larger one is refused as too large (413), and "
+                    "the recorders split it.",
+    )
     usage_ttl_days: float | None = Field(
         default=None, gt=0, description="Delete usage rows (per-minute sums) this many days old; unset: keep."
     )
