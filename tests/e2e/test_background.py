@@ -222,3 +222,78 @@ def test_a_stream_whose_first_events_expired_is_refused_not_relayed_with_a_gap(
         time.sleep(0.5)
     _refused_as_expired(reply)
     assert _wait_for_status(short_lived_client, queued.id, {"completed"}).output_text == "late"
+
+
+FAIR_KEYS = {"fair-a": "sk-fair-a", "fair-b": "sk-fair-b", "capped": "sk-capped"}
+
+
+@pytest.fixture(scope="module")
+def one_slot_stack(infra, fake_upstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """A stack of its own NATS whose one executor runs one background turn at a time, for three tenants; `capped`
+    may run one turn at a time."""
+    data_dir = tmp_path_factory.mktemp("one-slot")
+    quotas = data_dir / "quotas.json"
+    quotas.write_text(json.dumps({"tenants": {"capped": {"concurrent_turns": 1}}}))
+    with own_nats_stack(data_dir, infra["database_url"], fake_upstream.base_url,
+                        AGENTIC_EXECUTOR_BACKGROUND_CONCURRENCY="1",
+                        AGENTIC_GATEWAY_API_KEYS=",".join(f"{key}={tenant}" for tenant, key in FAIR_KEYS.items()),
+                        AGENTIC_GATEWAY_ADMIN_KEYS="", AGENTIC_GATEWAY_TENANT_QUOTAS_FILE=str(quotas)) as stack:
+        yield stack
+
+
+@pytest.fixture()
+def tenants(one_slot_stack: LocalStack) -> Iterator[dict[str, OpenAI]]:
+    clients = {name: OpenAI(base_url=one_slot_stack.base_url, api_key=key, max_retries=0, timeout=30)
+               for name, key in FAIR_KEYS.items()}
+    yield clients
+    for client in clients.values():
+        client.close()
+
+
+def _user_text(request: dict) -> str:
+    content = next(item["content"] for item in request["input"] if item.get("role") == "user")
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def test_another_tenants_first_background_turn_goes_before_a_tenants_backlog(tenants: dict[str, OpenAI], upstream) -> None:
+    tenant_a, tenant_b = tenants["fair-a"], tenants["fair-b"]
+    upstream.script(Delay(6.0, Text("first")))  # A's first turn holds the executor's one slot meanwhile
+    first = tenant_a.responses.create(model=MODEL, input="a-0", background=True)
+    wait_until(lambda: len(upstream.requests) >= 1, 20, "A's first turn")
+    backlog = [tenant_a.responses.create(model=MODEL, input=f"a-{number}", background=True).id for number in range(1, 21)]
+    other = tenant_b.responses.create(model=MODEL, input="b-0", background=True)
+    # Everything was queued while A's first turn ran: the order below is the queue's choice, not a race.
+    assert tenant_a.responses.retrieve(first.id).status == "in_progress" and len(upstream.requests) == 1
+    assert _wait_for_status(tenant_b, other.id, {"completed", "failed"}).status == "completed"
+    for response_id in backlog:
+        assert _wait_for_status(tenant_a, response_id, {"completed", "failed"}, 60).status == "completed"
+    order = [_user_text(request) for request in upstream.requests]
+    assert order[:2] == ["a-0", "b-0"], order  # B's first turn did not wait behind A's twenty
+    assert sorted(order[2:]) == sorted(f"a-{number}" for number in range(1, 21))
+
+
+def test_a_queued_background_turn_holds_its_tenants_slot_until_cancelled(tenants: dict[str, OpenAI], upstream) -> None:
+    busy, capped = tenants["fair-a"], tenants["capped"]
+    upstream.script(Delay(6.0, Text("busy")))  # another tenant's turn holds the executor's one slot meanwhile
+    running = busy.responses.create(model=MODEL, input="busy", background=True)
+    wait_until(lambda: len(upstream.requests) >= 1, 20, "the other tenant's turn")
+    waiting = capped.responses.create(model=MODEL, input="waits", background=True)
+    # Queued, not running: it holds the tenant's one slot all the same, for foreground and background turns.
+    for attempt in ({}, {"background": True}):
+        with pytest.raises(openai.RateLimitError) as refused:
+            capped.responses.create(model=MODEL, input="one more", **attempt)
+        assert "concurrent requests: 1 at once" in refused.value.message
+    assert capped.responses.cancel(waiting.id).status == "cancelled"
+    deadline = time.monotonic() + 15
+    while True:  # its queue message is gone: the slot is free while the executor is still busy
+        try:
+            upstream.script(Text("admitted"))
+            admitted = capped.responses.create(model=MODEL, input="now", store=False)
+            break
+        except openai.RateLimitError:
+            assert time.monotonic() < deadline, "cancelling the queued turn did not free its slot"
+            time.sleep(0.1)
+    assert admitted.output_text == "admitted"
+    assert busy.responses.retrieve(running.id).status == "in_progress"  # the slot was not freed by running it
+    assert _wait_for_status(busy, running.id, {"completed", "failed"}).status == "completed"
+    assert capped.responses.retrieve(waiting.id).status == "cancelled"

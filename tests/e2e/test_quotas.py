@@ -19,9 +19,10 @@ import openai
 import pytest
 from anthropic import Anthropic
 from openai import OpenAI
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from tests.support.fake_upstream import Delay, FakeUpstream, Text
+from tests.support.fake_upstream import Delay, FakeUpstream, FunctionCall, Text
 
 MODEL = "smollm2"
 RUN = secrets.token_hex(4)
@@ -33,6 +34,8 @@ OVERRIDES = {  # the quotas file: a limit left out keeps the default
     "tokens": {"tokens_per_day": 50, "requests_per_minute": 0},
     "vip": {"requests_per_minute": 10},
     "socket": {"requests_per_minute": 1},
+    "background": {"concurrent_turns": 1, "requests_per_minute": 0},
+    "sockets": {"websockets": 1, "requests_per_minute": 0},
 }
 TENANTS = ("minute", *OVERRIDES)
 RESET = re.compile(r"(\d+h)?(\d+m)?\d+s|\d+ms")
@@ -165,6 +168,94 @@ def test_concurrent_turns_are_limited_over_both_gateways(gateways: tuple[str, st
             break
         except openai.RateLimitError:
             assert time.monotonic() < deadline, "the slot was not given back"
+            time.sleep(0.1)
+
+
+def admitted_again(gateway: str, name: str, **fields: Any) -> None:
+    """Polls until the tenant's next turn is admitted (a slot given back reaches every replica within moments)."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            create(gateway, name, **fields)
+            return
+        except openai.RateLimitError:
+            assert time.monotonic() < deadline, "the slot was not given back"
+            time.sleep(0.1)
+
+
+def refused_on(gateway: str, name: str) -> openai.RateLimitError:
+    """Polls until the replica refuses the tenant's next turn (another replica's counts arrive within moments)."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            create(gateway, name)
+        except openai.RateLimitError as error:
+            return checked(error)
+        assert time.monotonic() < deadline, "the replica never refused"
+        time.sleep(0.1)
+
+
+def background(gateway: str, name: str, **fields: Any) -> str:
+    with sdk(gateway, name) as client:
+        queued = client.responses.create(model=MODEL, input="in the background", background=True, **fields)
+    assert queued.status == "queued"
+    return queued.id
+
+
+def status_of(gateway: str, name: str, response_id: str) -> str:
+    with sdk(gateway, name) as client:
+        return client.responses.retrieve(response_id).status or ""
+
+
+def test_a_background_turn_holds_its_slot_until_it_ends(gateways: tuple[str, str], upstream: FakeUpstream) -> None:
+    first, second = gateways
+    # Two model calls and a tool call between them: a turn of a few seconds (each call under the stack's timeout).
+    upstream.script(Delay(2.0, FunctionCall("echo", '{"text": "one"}')), Delay(2.0, Text("slow")))
+    running = background(first, "background", tools=[{"type": "operator", "name": "echo"}])
+    # The request that queued it has been answered; the turn still holds the tenant's one slot, on both replicas,
+    # for foreground and background turns alike.
+    error = refused(first, "background")
+    assert "concurrent requests: 1 at once" in error.message
+    with pytest.raises(openai.RateLimitError):
+        background(first, "background")
+    refused_on(second, "background")
+    assert status_of(first, "background", running) in ("queued", "in_progress")
+    deadline = time.monotonic() + 20
+    while status_of(first, "background", running) != "completed":
+        assert time.monotonic() < deadline, "the background turn did not complete"
+        time.sleep(0.1)
+    admitted_again(second, "background")
+    admitted_again(first, "background")
+
+
+def _socket(gateway: str, name: str):  # type: ignore[no-untyped-def]
+    url = gateway.replace("http://", "ws://") + "/v1/responses"
+    return connect(url, additional_headers={"authorization": f"Bearer {key(name)}"}, open_timeout=10)
+
+
+def test_open_websockets_are_limited_over_both_gateways(gateways: tuple[str, str], upstream: FakeUpstream) -> None:
+    first, second = gateways
+    with _socket(first, "sockets"):
+        deadline = time.monotonic() + 15
+        refusal: InvalidStatus | None = None
+        while refusal is None:  # the first replica's count reaches the second within moments
+            try:
+                _socket(second, "sockets").close()
+            except InvalidStatus as refused:
+                refusal = refused
+            assert time.monotonic() < deadline, "the other replica never refused the socket"
+            time.sleep(0.1)
+        assert refusal.response.status_code == 429
+        body = json.loads(refusal.response.body)
+        assert body["error"]["type"] == "rate_limit_error" and "1 open at once" in body["error"]["message"]
+        _socket(second, "vip").close()  # another tenant's sockets are its own
+    deadline = time.monotonic() + 15
+    while True:  # closed: a place is free again, on either replica
+        try:
+            _socket(second, "sockets").close()
+            break
+        except InvalidStatus:
+            assert time.monotonic() < deadline, "closing the socket did not free its place"
             time.sleep(0.1)
 
 

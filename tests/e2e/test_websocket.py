@@ -343,3 +343,43 @@ def test_concurrent_connections_do_not_share_state(gateway_url: str, upstream) -
     with _raw(gateway_url) as connection:
         connection.send(_create(input="x", store=False, previous_response_id=results["left"]))
         assert _events(connection)[-1]["error"]["code"] == "previous_response_not_found"
+
+
+SOCKETS_PER_TENANT = 2
+
+
+@pytest.fixture(scope="module")
+def few_sockets_gateway(stack) -> str:
+    """A gateway replica that lets each tenant hold two WebSockets open (no request quota: counted by the replica)."""
+    return stack.add_gateway(AGENTIC_GATEWAY_TENANT_WEBSOCKETS=str(SOCKETS_PER_TENANT))
+
+
+def test_a_tenants_websockets_past_its_limit_are_refused_at_the_upgrade(few_sockets_gateway: str, upstream) -> None:
+    held = [_raw(few_sockets_gateway) for _ in range(SOCKETS_PER_TENANT)]
+    try:
+        with pytest.raises(InvalidStatus) as refused:
+            _raw(few_sockets_gateway)
+        assert refused.value.response.status_code == 429
+        error = json.loads(refused.value.response.body)["error"]
+        assert error["type"] == "rate_limit_error" and error["code"] == "rate_limit_exceeded"
+        assert f"{SOCKETS_PER_TENANT} open at once" in error["message"]
+        with _raw(few_sockets_gateway, key=TENANT_KEYS["tenant-b"]) as other:  # another tenant's places are its own
+            other.send(_create(input="hi", store=False))
+            assert _events(other)[-1]["type"] == "response.completed"
+        # The sockets held still serve their tenant.
+        held[0].send(_create(input="still here", store=False))
+        assert _events(held[0])[-1]["type"] == "response.completed"
+    finally:
+        held.pop().close()
+    # A closed socket frees its place (once the gateway has seen the close).
+    wait_until(lambda: _opens(few_sockets_gateway), 10, "a place freed by a closed socket")
+    for connection in held:
+        connection.close()
+
+
+def _opens(base: str) -> bool:
+    try:
+        _raw(base).close()
+    except InvalidStatus:
+        return False
+    return True

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from agentic_core.usage.quotas import QuotaLimits, TenantQuotas, parse_overrides, rate_headers, reset_duration
+from agentic_core.usage.quotas import (
+    QuotaLimits,
+    TenantQuotas,
+    parse_overrides,
+    rate_headers,
+    reset_duration,
+    tenant_token,
+)
 
 
 def test_overrides_replace_only_the_limits_they_name() -> None:
@@ -49,3 +56,15 @@ def test_headers_name_the_limits_that_are_set() -> None:
         "x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "23h59m15s",
     }
     assert rate_headers(QuotaLimits(concurrent_turns=2), 1, 1, now) == []
+
+
+def test_open_websockets_are_a_limit_that_does_not_turn_the_request_quotas_on() -> None:
+    quotas = TenantQuotas(QuotaLimits(websockets=16), parse_overrides({"agents": {"websockets": 64}}))
+    assert quotas.of("agents").websockets == 64 and quotas.of("anyone").websockets == 16
+    assert not quotas  # no request counted, no x-ratelimit headers: nothing to share over replicas for those
+
+
+def test_tenant_tokens_are_subject_safe_and_stable() -> None:
+    token = tenant_token("team a.*>")
+    assert token == tenant_token("team a.*>") != tenant_token("team b")
+    assert len(token) == 24 and token.isalnum()

@@ -59,10 +59,11 @@ RESPONSES_STREAM = StreamConfig(
     retention=RetentionPolicy.LIMITS,
     max_age=24 * 3600.0,
 )
-# Background turns waiting for an executor: each message is one turn, taken once (work queue).
+# Background turns waiting for an executor: each message is one turn, taken once (work queue), on its tenant's
+# subject `background.turns.<tenant token>` (`background.turns` alone: turns queued before subjects were per tenant).
 BACKGROUND_STREAM = StreamConfig(
     name="BACKGROUND",
-    subjects=["background.turns"],
+    subjects=["background.turns", "background.turns.*"],
     retention=RetentionPolicy.WORK_QUEUE,
 )
 

@@ -25,13 +25,13 @@ from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
+from agentic_runtime.background_queue import WAKE_SUBJECT, tenant_subject
 from agentic_runtime.credential_seal import SEALED_CREDENTIALS, CredentialSeal, CredentialsUnavailable
-from agentic_runtime.nats import BACKGROUND_STREAM
 from agentic_runtime.state_client import StateClient
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from agentic_executor.fair_queue import MAX_DELIVERIES, FairQueue, drop_queued
 from agentic_executor.response_events import TERMINAL_EVENTS, PublicEvent, ResponseEvents, cancel_subject
 from agentic_executor.turn import TurnRunner
 from agentic_executor.turn_context import read_turn_request
@@ -39,8 +39,6 @@ from agentic_executor.turn_record import response_object
 
 log = logging.getLogger(__name__)
 
-JOBS_SUBJECT = BACKGROUND_STREAM.subjects[0] if BACKGROUND_STREAM.subjects else "background.turns"
-WORKERS_DURABLE = "executor-background"
 ENDED = frozenset({"completed", "incomplete", "failed", "cancelled"})
 
 
@@ -83,8 +81,10 @@ class BackgroundTurns:
         job.CopyFrom(request)
         job.response_id, job.stream = context.response_id, True
         job.request_json = queued_request
-        await self.client.jetstream().publish(JOBS_SUBJECT, job.SerializeToString(),
+        # The tenant's own subject: its lane, and what its concurrency quota counts (background_queue.py).
+        await self.client.jetstream().publish(tenant_subject(context.principal.tenant), job.SerializeToString(),
                                               headers={"Nats-Msg-Id": context.response_id})
+        await self.client.publish(WAKE_SUBJECT, b"")  # idle executors look at once
         return context.response_id, queued
 
     def _sealed_credentials(self, request: executor_pb2.ExecuteRequest) -> bytes:
@@ -111,6 +111,7 @@ class BackgroundTurns:
         await self._row(principal, response_id, "cancelled")
         row = await self.state.background("CancelBackground", principal, response_id)
         if row.previous_status == "queued":  # cancelled before any executor took it: end its stream here
+            await drop_queued(self.client, principal.tenant, response_id)  # its tenant's slot is free at once
             await self._publish_terminal(response_id, "response.cancelled", row.response)
             return bytes(row.response)
         if row.status in ENDED:
@@ -231,38 +232,29 @@ class BackgroundTurns:
 
 
 class BackgroundWorker:
-    """Takes queued turns from JetStream, at most `concurrency` at once, and runs them."""
+    """Takes queued turns from JetStream, tenants in turn (fair_queue.py), at most `concurrency` at once, and runs
+    them."""
 
     def __init__(self, turns: BackgroundTurns) -> None:
         self.turns = turns
         self.active: set[asyncio.Task[None]] = set()
         self._loop: asyncio.Task[None] | None = None
+        self.queue = FairQueue(turns.client, turns.policy.lease_seconds)
 
     async def start(self) -> None:
-        policy = self.turns.policy
-        config = ConsumerConfig(durable_name=WORKERS_DURABLE, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-                                ack_wait=policy.lease_seconds, max_ack_pending=-1, max_deliver=20)
-        jetstream = self.turns.client.jetstream()
-        subscription = await jetstream.pull_subscribe(JOBS_SUBJECT, durable=WORKERS_DURABLE, stream=BACKGROUND_STREAM.name,
-                                                      config=config)
-        self._subscription = subscription
-        self._loop = asyncio.create_task(self._take(subscription))
+        await self.queue.start()
+        self._loop = asyncio.create_task(self._take())
 
-    async def _take(self, subscription) -> None:  # type: ignore[no-untyped-def]
+    async def _take(self) -> None:
         slots = asyncio.Semaphore(self.turns.policy.concurrency)
         while True:
             await slots.acquire()
             try:
-                messages = await subscription.fetch(1, timeout=1.0)
-            except TimeoutError:
+                message = await self.queue.take()
+            except BaseException:
                 slots.release()
-                continue
-            except Exception as error:  # NATS reconnecting: try again shortly
-                slots.release()
-                log.warning("taking background turns failed: %s", type(error).__name__)
-                await asyncio.sleep(1.0)
-                continue
-            task = asyncio.create_task(self._run(messages[0]))
+                raise
+            task = asyncio.create_task(self._run(message))
             self.active.add(task)
             task.add_done_callback(self._ended(slots))
 
@@ -280,14 +272,15 @@ class BackgroundWorker:
             raise
         except Exception:  # left unacknowledged: the lease runs out and another worker settles it
             log.exception("a background turn failed unexpectedly")
+            if message.metadata.num_delivered >= MAX_DELIVERIES:  # never delivered again: it would hold its slot
+                await asyncio.gather(message.ack(), return_exceptions=True)
 
     async def stop(self, drain_seconds: float) -> None:
         """Stop taking turns, give running ones `drain_seconds`, then end the rest as failed."""
         if self._loop is not None:
             self._loop.cancel()
             await asyncio.gather(self._loop, return_exceptions=True)
-            with contextlib.suppress(Exception):  # already gone with the connection
-                await self._subscription.unsubscribe()
+            await self.queue.close()
         if self.active:
             await asyncio.wait(self.active, timeout=drain_seconds)
         for task in self.active:

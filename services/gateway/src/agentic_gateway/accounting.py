@@ -1,5 +1,6 @@
 """The gateway's usage accounting, built once per process: the usage recorder (pass-through turns), the usage
-reader (organization endpoints), prices, and quotas with their NATS connection when any quota is set."""
+reader (organization endpoints), prices, quotas with their NATS connection when any quota is set, and the open
+WebSockets of each tenant."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from nats.aio.client import Client
 
 from agentic_gateway import organization
 from agentic_gateway.key_table import KeyFile, parse_keys
-from agentic_gateway.quota_counts import SharedCounts
-from agentic_gateway.quotas import QuotaHeaders, Quotas, TokensToday, quota_check
+from agentic_gateway.quota_counts import BackgroundHolds, SharedCounts
+from agentic_gateway.quotas import OpenSockets, QuotaHeaders, Quotas, TokensToday, quota_check
 from agentic_gateway.settings import GatewaySettings
 
 
@@ -35,7 +36,7 @@ def read_document(path: str) -> Any:
 
 def tenant_quotas(settings: GatewaySettings) -> TenantQuotas:
     defaults = QuotaLimits(settings.tenant_requests_per_minute, settings.tenant_concurrent_turns,
-                           settings.tenant_tokens_per_day)
+                           settings.tenant_tokens_per_day, settings.tenant_websockets)
     overrides = parse_overrides(read_document(settings.tenant_quotas_file)) if settings.tenant_quotas_file else {}
     return TenantQuotas(defaults, overrides)
 
@@ -57,6 +58,7 @@ class Accounting:
     usage: usage_pb2_grpc.UsageStub
     state: Peer
     prices: PriceTable
+    sockets: OpenSockets
     quotas: Quotas | None = None
     nats: Client | None = None
     tokens: TokensToday | None = None
@@ -66,13 +68,19 @@ class Accounting:
         limits = tenant_quotas(settings)
         prices = parse_prices(read_document(settings.model_prices_file)) if settings.model_prices_file else PriceTable({})
         metrics = UsageMetrics(configured_tenants(settings, limits), models)
-        accounting = cls(UsageRecorder(state, metrics), usage_pb2_grpc.UsageStub(state.channel), state, prices)
+        # Without quotas, each replica counts the open WebSockets alone (no NATS connection for that).
+        sockets = OpenSockets(limits, SharedCounts(None))
+        accounting = cls(UsageRecorder(state, metrics), usage_pb2_grpc.UsageStub(state.channel), state, prices, sockets)
         if limits:
             accounting.nats = await agentic_nats.connect(settings.nats_url, "agentic-gateway")
             if limits.counts_tokens:
                 accounting.tokens = TokensToday(state, settings.quota_sync_seconds)
                 accounting.tokens.start()
-            accounting.quotas = Quotas(limits, await SharedCounts.connect(accounting.nats), accounting.tokens)
+            background = BackgroundHolds(accounting.nats)
+            background.start()
+            counts = await SharedCounts.connect(accounting.nats)
+            accounting.quotas = Quotas(limits, counts, accounting.tokens, background)
+            accounting.sockets = OpenSockets(limits, counts)
         return accounting
 
     async def close(self) -> None:
@@ -81,6 +89,8 @@ class Accounting:
             await self.tokens.close()
         if self.quotas is not None:
             await self.quotas.counts.close()
+            if self.quotas.background is not None:
+                await self.quotas.background.close()
         if self.nats is not None:
             await self.nats.drain()
 

@@ -5,19 +5,22 @@ every `REFRESH_SECONDS`; it watches the others' keys. A check reads memory only:
 last values. So a check costs no round trip, and the replicas agree within the time a write takes to reach
 the others (about a millisecond on one network): requests admitted at the same moment by different replicas may
 pass a limit by at most one per replica. A replica that dies stops refreshing its keys; the others ignore them
-after `STALE_SECONDS`. With NATS unreachable each replica goes on with what it knows (its own counts)."""
+after `STALE_SECONDS`. With NATS unreachable each replica goes on with what it knows (its own counts).
+
+Background turns are counted where they wait and run: `BackgroundHolds` reads each tenant's messages on the
+executors' `BACKGROUND` work queue (agentic_runtime/background_queue.py) every `BACKGROUND_SYNC_SECONDS`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 import uuid
 from collections.abc import Callable
 
 from agentic_runtime import nats as agentic_nats
+from agentic_runtime.background_queue import turns_per_subject, turns_per_tenant
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
@@ -26,11 +29,7 @@ log = logging.getLogger(__name__)
 BUCKET = "GATEWAY_QUOTAS"
 REFRESH_SECONDS = 5.0
 STALE_SECONDS = 3 * REFRESH_SECONDS  # also the bucket's age limit: a dead replica's keys go by themselves
-
-
-def tenant_token(tenant: str) -> str:
-    """A key-safe name for a tenant (tenant names may hold any character)."""
-    return hashlib.sha256(tenant.encode()).hexdigest()[:24]
+BACKGROUND_SYNC_SECONDS = 1.0
 
 
 class SharedCounts:
@@ -120,3 +119,64 @@ class SharedCounts:
                     self._dirty |= counters
                     await asyncio.sleep(1.0)
                     break
+
+
+class BackgroundHolds:
+    """Each tenant's background turns not yet ended (queued or running), by tenant token: the messages of its
+    subject on the `BACKGROUND` work queue, read every `sync_seconds`. A turn's message stays there until the
+    turn has ended (a lost executor's until the next one has failed it, about a lease later), so every gateway
+    counts it, however many there are, and no count outlives its turn.
+
+    The gateway that queued a turn keeps its own slot until its next reading, one that started after the turn
+    was queued (`hand_over`), so its count has no gap; other replicas count it from their next reading."""
+
+    def __init__(self, client: Client | None, sync_seconds: float = BACKGROUND_SYNC_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.client, self.sync_seconds, self.clock = client, sync_seconds, clock
+        self.held: dict[str, int] = {}
+        self._handed: list[Callable[[], None]] = []
+        self._read_at = clock()
+        self._task: asyncio.Task[None] | None = None
+
+    def of(self, token: str) -> int:
+        return self.held.get(token, 0)
+
+    def hand_over(self, release: Callable[[], None]) -> None:
+        """`release` (a slot's) is called after the next reading that started after now."""
+        self._handed.append(release)
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._sync_forever())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._release_handed(self._handed)
+
+    async def sync(self) -> None:
+        handed, self._handed = self._handed, []
+        assert self.client is not None
+        try:
+            self.held = turns_per_tenant(await turns_per_subject(self.client))
+            self._read_at = self.clock()
+        except Exception as error:  # NATS slow or reconnecting: the last figures, for a while
+            if self.clock() - self._read_at < STALE_SECONDS:
+                log.warning("reading queued background turns failed, keeping the last figures: %r", error)
+                self._handed = handed + self._handed
+                return
+            log.warning("reading queued background turns failed; counting them from the next reading: %r", error)
+            self.held = {}
+        self._release_handed(handed)
+
+    @staticmethod
+    def _release_handed(handed: list[Callable[[], None]]) -> None:
+        for release in handed:
+            release()
+        handed.clear()
+
+    async def _sync_forever(self) -> None:
+        while True:
+            await self.sync()
+            await asyncio.sleep(self.sync_seconds)

@@ -1,9 +1,12 @@
-"""Per-tenant quotas across every gateway replica: requests per minute, concurrent turns, tokens per day.
+"""Per-tenant quotas across every gateway replica: requests per minute, concurrent turns, tokens per day, and open
+WebSockets.
 
-Requests and concurrent turns are counted in `SharedCounts` (memory, shared through NATS); tokens per day come
-from recorded usage, read from the state service every `AGENTIC_GATEWAY_QUOTA_SYNC_SECONDS`, so a tenant may
-pass its daily tokens by what its turns use until then. Over a limit: 429 in OpenAI's shape with `Retry-After`.
-Every `/v1` response carries OpenAI's `x-ratelimit-*` headers while quotas are on."""
+Requests and concurrent turns are counted in `SharedCounts` (memory, shared through NATS), a background turn from
+its queueing to its end in `BackgroundHolds` (the executors' queue); tokens per day come from recorded usage, read
+from the state service every `AGENTIC_GATEWAY_QUOTA_SYNC_SECONDS`, so a tenant may pass its daily tokens by what its
+turns use until then. Over a limit: 429 in OpenAI's shape with `Retry-After`. Every `/v1` response carries
+OpenAI's `x-ratelimit-*` headers while quotas are on. WebSockets are counted while open, in the shared counts when
+quotas are on, else by each replica alone."""
 
 from __future__ import annotations
 
@@ -18,13 +21,13 @@ from typing import Any
 
 from agentic.v1 import usage_pb2, usage_pb2_grpc
 from agentic_core.errors import AgenticError, RateLimited
-from agentic_core.usage.quotas import DAY, MINUTE, QuotaLimits, TenantQuotas, rate_headers, reset_duration
+from agentic_core.usage.quotas import DAY, MINUTE, QuotaLimits, TenantQuotas, rate_headers, reset_duration, tenant_token
 from agentic_runtime.grpc_client import Peer
 from fastapi import Request, WebSocket
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentic_gateway.context import Principal
-from agentic_gateway.quota_counts import SharedCounts, tenant_token
+from agentic_gateway.quota_counts import BackgroundHolds, SharedCounts
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +88,19 @@ class Admission:
             self._release()
             self._release = None
 
+    def hand_over(self, holds: BackgroundHolds) -> None:
+        """The request queued a background turn: the queue holds the slot now; this one goes once `holds` counts
+        the turn."""
+        if self._release is not None:
+            holds.hand_over(self._release)
+            self._release = None
+
 
 class Quotas:
     def __init__(self, limits: TenantQuotas, counts: SharedCounts, tokens: TokensToday | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 background: BackgroundHolds | None = None, clock: Callable[[], float] = time.time) -> None:
         self.limits, self.counts, self.tokens, self.clock = limits, counts, tokens, clock
+        self.background = background
         self._minute = -1
 
     def _requests_counter(self, tenant: str, minute: int) -> str:
@@ -127,8 +138,10 @@ class Quotas:
             wait = DAY - now % DAY
             raise QuotaExceeded(f"Rate limit reached for tokens: {limits.tokens_per_day} per day for this project. "
                                 f"Try again in {reset_duration(wait)}.", wait, rate_headers(limits, requests, tokens, now))
-        concurrent = f"conc.{tenant_token(tenant)}"
-        if limits.concurrent_turns and self.counts.total(concurrent) >= limits.concurrent_turns:
+        token = tenant_token(tenant)
+        concurrent = f"conc.{token}"
+        running = self.counts.total(concurrent) + (self.background.of(token) if self.background is not None else 0)
+        if limits.concurrent_turns and running >= limits.concurrent_turns:
             raise QuotaExceeded(f"Rate limit reached for concurrent requests: {limits.concurrent_turns} at once for "
                                 "this project. Try again when one has finished.", 1.0,
                                 rate_headers(limits, requests, tokens, now))
@@ -193,6 +206,37 @@ class QuotaHeaders:
         finally:
             if slot.admission is not None:
                 slot.admission.release()
+
+
+def hand_over_to_background(request: Request) -> None:
+    """The request queued a background turn: its slot is held by the turn until it ends, not by the request."""
+    quotas = quotas_of(request.app)
+    slot = request.scope.get("state", {}).get(_SLOT)
+    if quotas is not None and quotas.background is not None and slot is not None and slot.admission is not None:
+        slot.admission.hand_over(quotas.background)
+
+
+class OpenSockets:
+    """Each tenant's open WebSockets (each may hold tens of MiB of context and queued requests)."""
+
+    def __init__(self, limits: TenantQuotas, counts: SharedCounts) -> None:
+        self.limits, self.counts = limits, counts
+
+    def admit(self, tenant: str) -> Admission:
+        """Counts an upgrade (`release` when the socket closes); raises `QuotaExceeded` at the tenant's limit."""
+        limit = self.limits.of(tenant).websockets
+        counter = f"ws.{tenant_token(tenant)}"
+        if limit and self.counts.total(counter) >= limit:
+            raise QuotaExceeded(f"Rate limit reached for WebSocket connections: {limit} open at once for this "
+                                "project. Close one, or send more requests on one connection.", 1.0, [])
+        self.counts.add(counter, 1)
+        return Admission([], lambda: self.counts.add(counter, -1))
+
+
+def admit_socket(websocket: WebSocket, tenant: str) -> Admission:
+    """An upgrade counts against the tenant's open WebSockets; raises `QuotaExceeded` (a 429 before accepting)."""
+    accounting = getattr(websocket.app.state, "accounting", None)
+    return accounting.sockets.admit(tenant) if accounting is not None else Admission([])
 
 
 def admit_socket_turn(websocket: WebSocket, tenant: str) -> Admission:

@@ -27,6 +27,7 @@ from agentic_gateway.http import (
     request_id_of,
 )
 from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
+from agentic_gateway.quotas import hand_over_to_background
 from agentic_gateway.turn_relay import run_on_executor
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
@@ -56,7 +57,10 @@ async def create_response(request: Request, principal: Principal) -> Response:
                                payload["model"], RelayedShape(payload, int(time.time())))
     request_id = request_id_of(request)
     execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=stream, request_id=request_id)
-    return await run_on_executor(request, execute, "create_response")
+    response = await run_on_executor(request, execute, "create_response")
+    if payload.get("background") is True:  # queued: the turn holds the tenant's concurrency slot until it ends
+        hand_over_to_background(request)
+    return response
 
 
 @router.post("/v1/responses/input_tokens")

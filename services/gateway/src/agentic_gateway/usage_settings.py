@@ -16,17 +16,24 @@ class UsageSettings(BaseSettings):
     )
     tenant_concurrent_turns: int = Field(
         default=0, ge=0,
-        description="Such requests each tenant may have running at once over every replica; 429 beyond. 0: unlimited.",
+        description="Such requests each tenant may have running at once over every replica (a background response "
+                    "from its queueing until it has ended); 429 beyond. 0: unlimited.",
     )
     tenant_tokens_per_day: int = Field(
         default=0, ge=0,
         description="Tokens (input + output, from recorded usage) each tenant may use per UTC day; 429 beyond. "
                     "0: unlimited.",
     )
+    tenant_websockets: int = Field(
+        default=16, ge=0,
+        description="WebSocket connections (`GET /v1/responses` upgraded) each tenant may hold open at once; the "
+                    "next upgrade is refused with 429 before it is accepted. Over every replica while a request "
+                    "quota is set, else per replica. 0: unlimited.",
+    )
     tenant_quotas_file: str | None = Field(
         default=None,
         description="Per-tenant quotas (JSON or YAML): `{tenants: {<tenant>: {requests_per_minute, "
-                    "concurrent_turns, tokens_per_day}}}`; a limit left out is the default above.",
+                    "concurrent_turns, tokens_per_day, websockets}}}`; a limit left out is the default above.",
     )
     quota_sync_seconds: float = Field(
         default=5.0, gt=0,

@@ -30,7 +30,7 @@ from starlette.websockets import WebSocketDisconnect
 from agentic_gateway.audit import record_socket_turn
 from agentic_gateway.context import Gateway
 from agentic_gateway.metrics import REQUESTS, WEBSOCKET_CONTINUATIONS, WEBSOCKETS
-from agentic_gateway.quotas import admit_socket_turn
+from agentic_gateway.quotas import admit_socket, admit_socket_turn
 from agentic_gateway.socket_relay import event_too_large, socket_events
 from agentic_gateway.usage_capture import usage_tap
 
@@ -52,20 +52,24 @@ async def responses_socket(websocket: WebSocket) -> None:
         if getattr(websocket.app.state, "draining", False):
             raise ServiceUnavailable("The gateway is shutting down; connect again.", code="server_shutting_down")
         principal = await _authenticate(gateway, websocket)
+        opened = admit_socket(websocket, principal.tenant)  # the tenant's open sockets (429 beyond)
     except AgenticError as error:
         REQUESTS.labels(route=_ROUTE, status=error.http_status).inc()
         await _deny(websocket, error)
         return
-    await websocket.accept()
-    socket = ResponsesSocket(websocket, gateway, principal)
-    long_lived = websocket.app.state.long_lived
-    long_lived.add(socket)
-    WEBSOCKETS.inc()
     try:
-        await socket.serve()
+        await websocket.accept()
+        socket = ResponsesSocket(websocket, gateway, principal)
+        long_lived = websocket.app.state.long_lived
+        long_lived.add(socket)
+        WEBSOCKETS.inc()
+        try:
+            await socket.serve()
+        finally:
+            WEBSOCKETS.dec()
+            long_lived.discard(socket)
     finally:
-        WEBSOCKETS.dec()
-        long_lived.discard(socket)
+        opened.release()
 
 
 @router.get("/v1/responses")

@@ -1,10 +1,11 @@
 """Per-tenant quota limits (defaults with per-tenant overrides) and OpenAI's `x-ratelimit-*` headers.
 
 0 means unlimited. Requests count per UTC minute, tokens per UTC day (input + output, from recorded usage),
-concurrent turns while they run."""
+concurrent turns while they run (a background turn until it has ended), WebSockets while they are open."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -18,8 +19,10 @@ class QuotaLimits:
     requests_per_minute: int = 0
     concurrent_turns: int = 0
     tokens_per_day: int = 0
+    websockets: int = 0  # open at once; limited with or without the others, so it does not turn quotas on
 
     def __bool__(self) -> bool:
+        """Whether a request quota is set (what needs counting over replicas, and the `x-ratelimit-*` headers)."""
         return bool(self.requests_per_minute or self.concurrent_turns or self.tokens_per_day)
 
 
@@ -44,11 +47,18 @@ class TenantQuotas:
         return bool(self.defaults.tokens_per_day) or any(limits.tokens_per_day for limits in self.overrides.values())
 
 
+def tenant_token(tenant: str) -> str:
+    """A name for a tenant that is safe in NATS subjects and keys (tenant names may hold any character)."""
+    return hashlib.sha256(tenant.encode()).hexdigest()[:24]
+
+
 def parse_overrides(document: Any) -> dict[str, dict[str, int]]:
-    """`{"tenants": {tenant: {requests_per_minute, concurrent_turns, tokens_per_day}}}` (or the inner mapping)."""
+    """`{"tenants": {tenant: {requests_per_minute, concurrent_turns, tokens_per_day, websockets}}}` (or the inner
+    mapping)."""
     tenants = document.get("tenants", document) if isinstance(document, dict) else None
     if not isinstance(tenants, dict):
-        raise ValueError("a quotas file maps tenants to {requests_per_minute, concurrent_turns, tokens_per_day}")
+        raise ValueError("a quotas file maps tenants to {requests_per_minute, concurrent_turns, tokens_per_day, "
+                         "websockets}")
     parsed: dict[str, dict[str, int]] = {}
     for tenant, limits in tenants.items():
         if not isinstance(limits, dict) or not set(limits) <= _FIELDS or not all(
