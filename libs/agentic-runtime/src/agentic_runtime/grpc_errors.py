@@ -132,6 +132,21 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
+        if handler.stream_unary is not None:  # uploads: the principal is in the first message, named by the servicer
+            inner_upload = handler.stream_unary
+
+            async def stream_unary(requests: AsyncIterator[Any], context: _Context) -> Any:
+                _continue_trace(context)
+                try:
+                    return await inner_upload(requests, context)
+                except Exception as exc:
+                    await _fail(context, method, exc)
+
+            return grpc.stream_unary_rpc_method_handler(
+                stream_unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         return handler
 
 
