@@ -50,7 +50,7 @@ async def sandbox(request: pytest.FixtureRequest, available: tuple[str, ...]) ->
     mode: str = request.param
     if mode == "pid-namespace" and "pid" not in available:
         pytest.skip("this machine offers no pid namespace")
-    if mode != "pid-namespace" and not _seccomp.supported():
+    if not _seccomp.supported():
         pytest.skip(f"no seccomp syscall table for {platform.machine()}")
     sandbox = Sandbox(SandboxConfig(limits=LIMITS, max_concurrent=2, **MODES[mode]))  # type: ignore[arg-type]
     layers = (await sandbox.probe()) if mode != "pid-namespace" else available
