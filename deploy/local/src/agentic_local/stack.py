@@ -27,6 +27,9 @@ class StackConfig:
     database_url: str | None = None   # None starts the embedded PostgreSQL
     nats_url: str | None = None       # None starts the embedded NATS
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Env of one service's processes only, by service name (`executor`, `tool-runner`, ...), over `extra_env`: e.g.
+    # each service's own NATS user.
+    service_env: dict[str, dict[str, str]] = field(default_factory=dict)
     ready_timeout: float = 90.0
 
     @classmethod
@@ -119,6 +122,19 @@ def credentials_key(data_dir: Path) -> str:
     return kept_secret(data_dir, "AGENTIC_CREDENTIALS_KEY", "credentials.key")
 
 
+def background_signing_key(data_dir: Path) -> str:
+    """The executors' shared key signing queued background turns, generated once and kept: turns queued before a
+    restart still verify after it."""
+    key = os.environ.get("AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY")
+    if key:
+        return key
+    path = data_dir / "background-signing.key"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(48) + "\n")
+    return path.read_text().strip()
+
+
 class LocalStack:
     """Start with `start()`, stop with `stop()`; `urls` names every service's address."""
 
@@ -179,6 +195,8 @@ class LocalStack:
         run_quiet([sys.executable, "-m", "agentic_state", "migrate"], env=self._env())
 
     def _spawn(self, name: str, module: str, env: dict[str, str]) -> ChildProcess:
+        service = name.rstrip("0123456789").removesuffix("-")  # replicas: `gateway-<port>`, `tool-runner-2`
+        env = {**env, **self.config.service_env.get(service, {})}
         child = ChildProcess(name, [sys.executable, "-m", module], self.logs_dir / f"{name}.log", env=env)
         self.children.append(child)
         return child
@@ -238,7 +256,8 @@ class LocalStack:
             AGENTIC_EXECUTOR_HOST="127.0.0.1", AGENTIC_EXECUTOR_PORT=port, AGENTIC_EXECUTOR_METRICS_PORT=metrics_port,
             AGENTIC_EXECUTOR_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}",
             AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"127.0.0.1:{self.ports['mcp_bridge']}",
-            AGENTIC_EXECUTOR_COMPACTION_KEY=compaction_key(self.data_dir), **self._upstream_env(), **env)
+            AGENTIC_EXECUTOR_COMPACTION_KEY=compaction_key(self.data_dir),
+            AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY=background_signing_key(self.data_dir), **self._upstream_env(), **env)
 
     def _gateway_env(self, port: int, host: str = "127.0.0.1", **env: str) -> dict[str, str]:
         wiring: dict[str, str | int] = {

@@ -31,7 +31,9 @@ from agentic_runtime.state_client import StateClient
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from agentic_executor.background_signing import SIGNATURE_HEADER, BackgroundSigner
 from agentic_executor.fair_queue import MAX_DELIVERIES, FairQueue, drop_queued
+from agentic_executor.metrics import BACKGROUND_UNVERIFIED
 from agentic_executor.response_events import TERMINAL_EVENTS, PublicEvent, ResponseEvents, cancel_subject
 from agentic_executor.turn import TurnRunner
 from agentic_executor.turn_context import read_turn_request
@@ -49,6 +51,8 @@ class BackgroundPolicy:
     cancel_wait_seconds: float = 10.0
     # MCP credentials of a queued turn are sealed while it waits in the queue (on NATS's disk).
     credentials: CredentialSeal = field(default_factory=lambda: CredentialSeal(None))
+    # Signs the turns this executor queues and verifies the ones it takes (background_signing.py).
+    signer: BackgroundSigner = field(default_factory=lambda: BackgroundSigner(None))
 
 
 class BackgroundTurns:
@@ -64,6 +68,7 @@ class BackgroundTurns:
     async def submit(self, request: executor_pb2.ExecuteRequest) -> tuple[str, dict[str, object]]:
         """Validates the request, stores the queued response and queues the turn; returns the id and the object."""
         context = read_turn_request(request, None, self.runner.router)
+        self.policy.signer.ensure_available()  # refused before anything is stored
         self.runner.policy.media.check(context.input_items)  # a refused URL is a 400 now; the fetch waits for the turn
         if not context.request.store:
             raise InvalidRequest("Background responses must be stored: `background: true` needs `store: true`.",
@@ -81,9 +86,10 @@ class BackgroundTurns:
         job.CopyFrom(request)
         job.response_id, job.stream = context.response_id, True
         job.request_json = queued_request
+        payload = job.SerializeToString()
         # The tenant's own subject: its lane, and what its concurrency quota counts (background_queue.py).
-        await self.client.jetstream().publish(tenant_subject(context.principal.tenant), job.SerializeToString(),
-                                              headers={"Nats-Msg-Id": context.response_id})
+        await self.client.jetstream().publish(tenant_subject(context.principal.tenant), payload, headers={
+            "Nats-Msg-Id": context.response_id, SIGNATURE_HEADER: self.policy.signer.sign(payload)})
         await self.client.publish(WAKE_SUBJECT, b"")  # idle executors look at once
         return context.response_id, queued
 
@@ -142,7 +148,16 @@ class BackgroundTurns:
     # -- running a turn taken from the queue ----------------------------------------------------------
 
     async def run(self, message: Msg) -> None:
-        """One queued turn, start to end; the message is acknowledged once the response has ended."""
+        """One queued turn, start to end; the message is acknowledged once the response has ended. A message no
+        executor signed is acknowledged and dropped before anything is read from or written to state."""
+        signature = (message.headers or {}).get(SIGNATURE_HEADER)
+        if not self.policy.signer.verify(message.data, signature):
+            reason = "unsigned" if not signature else "bad_signature"
+            BACKGROUND_UNVERIFIED.labels(reason=reason).inc()
+            log.warning("dropped a queued background turn that no executor signed (%s, %d bytes): not run",
+                        reason, len(message.data))
+            await message.ack()
+            return
         request = executor_pb2.ExecuteRequest.FromString(message.data)
         principal, response_id = request.principal, request.response_id
         cancelled = asyncio.Event()

@@ -22,6 +22,7 @@ from agentic_runtime.upstream_http import build_router
 from agentic_runtime.usage_recorder import UsageRecorder
 
 from agentic_executor.background import BackgroundPolicy, BackgroundTurns, BackgroundWorker
+from agentic_executor.background_signing import BackgroundSigner
 from agentic_executor.compact_endpoint import CompactEndpoint
 from agentic_executor.compaction import Compactor
 from agentic_executor.compaction_seal import CompactionSeal
@@ -93,9 +94,13 @@ async def serve(settings: ExecutorSettings) -> None:
         concurrency=settings.background_concurrency, lease_seconds=settings.background_lease_seconds,
         cancel_wait_seconds=settings.background_cancel_wait_seconds,
         credentials=CredentialSeal(settings.credentials_secret()),
+        signer=BackgroundSigner(settings.background_signing_key),
     ))
     worker = BackgroundWorker(background)
-    await worker.start()
+    if background.policy.signer.available:  # without the key it could verify no queued turn: it leaves them to others
+        await worker.start()
+    else:
+        log.warning("no AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY: background responses are refused on this executor")
     service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = ExecutorServicer(runner, background, RecordedCompactions(state, router, compactor, usage, media))

@@ -55,6 +55,13 @@ class ExecutorSettings(UpstreamSettings, CredentialKeySettings):
     )
     background_cancel_wait_seconds: float = Field(
         default=10.0, ge=0, description="How long a cancel waits for the running response to stop before answering.")
+    background_signing_key: SecretStr | None = Field(
+        default=None,
+        description="Secret (>= 32 bytes, the same on every executor) signing each queued background turn (HMAC-SHA256 "
+                    "over its principal and request): an executor runs only turns signed with it, so a message "
+                    "published straight to NATS runs nothing. Unset: background responses are refused "
+                    "(`background_unavailable`) and this executor takes no queued turn.",
+    )
     response_events_retention_seconds: float = Field(
         default=86400.0, gt=0,
         description="How long a background response's events are kept for resuming its stream (JetStream `RESPONSES`).",
@@ -110,4 +117,6 @@ class ExecutorSettings(UpstreamSettings, CredentialKeySettings):
     def _strong_compaction_key(self) -> ExecutorSettings:
         if self.compaction_key is not None:
             check_secret_strength(self.compaction_key, "AGENTIC_EXECUTOR_COMPACTION_KEY")
+        if self.background_signing_key is not None:
+            check_secret_strength(self.background_signing_key, "AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY")
         return self
