@@ -72,6 +72,13 @@ BACKGROUND_STREAM = StreamConfig(
 TOOL_DEFINITIONS_BUCKET = "TOOL_DEFINITIONS"
 
 
+def inbox_prefix(name: str) -> str:
+    """The reply subjects of a service's requests (JetStream API answers, pulled messages, watched keys):
+    `_INBOX.<service>`, so that a broker that limits each service's subscriptions (the chart's NATS users) gives it
+    only its own answers. Apart from `_INBOX.agentic-executor.`, where tool results come back (tool_dispatch.py)."""
+    return "_INBOX." + name.removeprefix("agentic-")
+
+
 async def connect(url: str, name: str) -> Client:
     """Connect, retrying in the background after a drop; a bad URL fails at start-up."""
     client = Client()
@@ -83,6 +90,7 @@ async def connect(url: str, name: str) -> Client:
             max_reconnect_attempts=-1,
             reconnect_time_wait=1,
             allow_reconnect=True,
+            inbox_prefix=inbox_prefix(name),
             **nats_options(),  # TLS and credentials
         )
     except BaseException:
@@ -115,6 +123,16 @@ async def ensure_streams(client: Client, responses_retention_seconds: float | No
         except BadRequestError:
             if update:
                 await jetstream.update_stream(config)
+
+
+async def ensure_tools_stream(client: Client) -> None:
+    """Create (or update to our config) the TOOLS stream only: what tool consumers need, and all that a NATS user
+    limited to the tool protocol may create (the other streams are the executor's)."""
+    jetstream = client.jetstream()
+    try:
+        await jetstream.add_stream(TOOLS_STREAM)
+    except BadRequestError:
+        await jetstream.update_stream(TOOLS_STREAM)
 
 
 async def ensure_key_value(client: Client, bucket: str, ttl_seconds: float | None = None, in_memory: bool = False) -> KeyValue:

@@ -51,7 +51,7 @@ def create_app(settings: ToolRunnerSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         client = await nats.connect(settings.nats_url, name="agentic-tool-runner")
-        await nats.ensure_streams(client)
+        await nats.ensure_tools_stream(client)
         handlers = build_handlers(settings)
         await publish_operator_tools(client, handlers)
         await attach_search_cache(client, handlers, settings)
