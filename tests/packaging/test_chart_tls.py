@@ -38,6 +38,9 @@ GRPC_CLIENTS = ("gateway", "executor", "llm-d")
 NATS_CLIENTS = ("executor", "mcp-bridge", "tool-runner", "llm-d")
 TLS_ENV = ("AGENTIC_GRPC_TLS_", "AGENTIC_NATS_TLS_", "AGENTIC_NATS_USER", "AGENTIC_NATS_PASSWORD", "AGENTIC_NATS_TOKEN",
            "AGENTIC_NATS_CREDS_FILE", "AGENTIC_NATS_NKEY_SEED_FILE")
+# One credential for every service (`tls.nats.credentials`) instead of the chart's NATS users (`natsAuth`).
+ONE_NATS_CREDENTIAL = {"natsAuth": {"enabled": False}}
+NATS_USER_ENV = ("AGENTIC_NATS_USER", "AGENTIC_NATS_PASSWORD")
 
 
 def _render(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +80,11 @@ def _settings(documents: list[dict[str, Any]], component: str) -> Any:
 
 
 def _with(values: dict[str, Any], **blocks: Any) -> dict[str, Any]:
-    return {**values, **blocks}
+    """`values` with `blocks`; a `tls.nats.credentials` block turns the chart's NATS users off (they exclude it)."""
+    merged = {**values, **blocks}
+    if merged.get("tls", {}).get("nats", {}).get("credentials"):
+        merged.update(ONE_NATS_CREDENTIAL)
+    return merged
 
 
 # --- off: nothing changes ----------------------------------------------------------------------------
@@ -89,7 +96,9 @@ def test_without_tls_no_pod_gets_certificates_tls_env_or_tls_probes(preset: str)
     assert not [d for d in documents if d["kind"] == "Certificate"]
     for component, pod in _pods(documents).items():
         spec = _container(pod)
-        assert not [e["name"] for e in spec["env"] if e["name"].startswith(TLS_ENV)], component
+        # The chart's NATS users log in with a password whether or not TLS is on (test_chart_nats_auth.py).
+        assert not [e["name"] for e in spec["env"] if e["name"].startswith(TLS_ENV) and e["name"] not in NATS_USER_ENV], \
+            component
         assert set(_volumes(pod)) <= {"tmp", "api-keys", "admin-keys"}, component
         assert "sslmode" not in str(spec["env"])
         if component in GRPC_SERVERS:
@@ -134,7 +143,7 @@ def test_the_tool_runners_get_no_grpc_certificate() -> None:
     """They call no gRPC service and run sandboxed code: the services' key stays out of their pods."""
     pod = _pods(_render(_with(EVERY_SERVICE, tls=EXISTING)))["tool-runner"]
     assert "tls" not in _volumes(pod)
-    assert not [e for e in _container(pod)["env"] if e["name"].startswith(TLS_ENV)]
+    assert not [e for e in _container(pod)["env"] if e["name"].startswith(TLS_ENV) and e["name"] not in NATS_USER_ENV]
 
 
 def _dialled_hosts(documents: list[dict[str, Any]]) -> set[str]:

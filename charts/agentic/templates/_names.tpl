@@ -61,3 +61,8 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-%s" .root.Release.Name .name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The Secret of the keys the chart generates and keeps (templates/generated-keys.yaml). */}}
+{{- define "agentic.generatedKeysName" -}}
+{{- printf "%s-generated" (include "agentic.fullname" . | trunc 53 | trimSuffix "-") -}}
+{{- end -}}

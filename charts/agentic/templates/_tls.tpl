@@ -90,19 +90,22 @@ mounts, read-only, only the files it uses. Nothing here renders while `tls` is l
 - name: AGENTIC_NATS_TLS_KEY_FILE
   value: {{ printf "%s/tls.key" $dir | quote }}
 {{- end }}
-{{- with $tls.nats.credentials.existingSecret }}
+{{- if include "agentic.natsAuth.enabled" .root }}
+{{ include "agentic.natsAuth.env" . }}
+{{- else if $tls.nats.credentials.existingSecret }}
+{{- $secret := $tls.nats.credentials.existingSecret }}
 {{- $type := $tls.nats.credentials.type }}
 {{- if eq $type "user" }}
 - name: AGENTIC_NATS_USER
   valueFrom:
-    secretKeyRef: {name: {{ . }}, key: user}
+    secretKeyRef: {name: {{ $secret }}, key: user}
 - name: AGENTIC_NATS_PASSWORD
   valueFrom:
-    secretKeyRef: {name: {{ . }}, key: password}
+    secretKeyRef: {name: {{ $secret }}, key: password}
 {{- else if eq $type "token" }}
 - name: AGENTIC_NATS_TOKEN
   valueFrom:
-    secretKeyRef: {name: {{ . }}, key: token}
+    secretKeyRef: {name: {{ $secret }}, key: token}
 {{- else if eq $type "creds" }}
 - name: AGENTIC_NATS_CREDS_FILE
   value: {{ printf "%s/nats.creds" (include "agentic.tls.natsCredentialsDir" $) | quote }}
