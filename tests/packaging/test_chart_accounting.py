@@ -36,6 +36,8 @@ from tests.packaging.support import (
 )
 from tests.packaging.test_chart import CUSTOM_RESOURCES
 
+SOCKETS = 16  # AGENTIC_GATEWAY_TENANT_WEBSOCKETS's default, which no value here changes
+
 CONFIG_MAP = name_of("gateway-accounting")
 QUOTAS_FILE = "/etc/agentic/tenant-quotas/quotas.yaml"
 PRICES_FILE = "/etc/agentic/model-prices/prices.yaml"
@@ -194,12 +196,12 @@ def test_the_gateway_starts_with_the_rendered_env_and_reads_its_files(tmp_path: 
     assert set(env) <= set(gateway.env_names) | {"OTEL_EXPORTER_OTLP_ENDPOINT"}
     settings = load_settings(gateway, _remounted(env, _config_map_files(documents), tmp_path))
     quotas = tenant_quotas(settings)
-    assert quotas.defaults == QuotaLimits(requests_per_minute=60, concurrent_turns=4, tokens_per_day=50_000_000)
+    assert quotas.defaults == QuotaLimits(requests_per_minute=60, concurrent_turns=4, tokens_per_day=50_000_000, websockets=SOCKETS)
     assert set(quotas.overrides) == set(TENANTS)
-    assert quotas.of("team-a") == QuotaLimits(600, 4, 10**12)
-    assert quotas.of("batch-jobs") == QuotaLimits(60, 2, 50_000_000)
-    assert quotas.of("no") == QuotaLimits(1, 4, 50_000_000)
-    assert quotas.of("007") == QuotaLimits(60, 4, 0)
+    assert quotas.of("team-a") == QuotaLimits(600, 4, 10**12, websockets=SOCKETS)
+    assert quotas.of("batch-jobs") == QuotaLimits(60, 2, 50_000_000, websockets=SOCKETS)
+    assert quotas.of("no") == QuotaLimits(1, 4, 50_000_000, websockets=SOCKETS)
+    assert quotas.of("007") == QuotaLimits(60, 4, 0, websockets=SOCKETS)
     assert quotas.of("someone-else") == quotas.defaults
     prices = parse_prices(read_document(settings.model_prices_file))
     assert prices.currency == "eur" and prices.price_for("qwen3") == ModelPrice(0.40, 0.10, 1.20)
@@ -214,9 +216,9 @@ def test_the_docs_example_renders_and_the_gateway_reads_it(tmp_path: Path) -> No
     documents = _render(_values(values["gateway"]))
     settings = load_settings(BY_COMPONENT["gateway"], _remounted(_gateway_env(documents), _config_map_files(documents), tmp_path))
     quotas = tenant_quotas(settings)
-    assert quotas.defaults == QuotaLimits(requests_per_minute=60, tokens_per_day=5_000_000)
-    assert quotas.of("team-a") == QuotaLimits(600, 0, 50_000_000)
-    assert quotas.of("batch-jobs") == QuotaLimits(60, 2, 5_000_000)
+    assert quotas.defaults == QuotaLimits(requests_per_minute=60, tokens_per_day=5_000_000, websockets=SOCKETS)
+    assert quotas.of("team-a") == QuotaLimits(600, 0, 50_000_000, websockets=SOCKETS)
+    assert quotas.of("batch-jobs") == QuotaLimits(60, 2, 5_000_000, websockets=SOCKETS)
     assert parse_prices(read_document(settings.model_prices_file)).price_for("llama-3") == ModelPrice(0.20, 0.20, 0.60)
 
 

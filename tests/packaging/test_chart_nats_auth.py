@@ -299,9 +299,23 @@ def test_the_background_signing_key_is_generated_kept_and_shared_by_every_execut
 
 
 def test_a_given_background_signing_key_goes_to_the_chart_secret() -> None:
-    documents = _documents({"executor": {"backgroundSigningKey": {"value": "k" * 40}}})
+    documents = _documents({"executor": {"backgroundSigningKey": {"value": "k" * 40}},
+                            "credentialsKey": {"value": "c" * 40}})
     assert name_of("generated") not in of_kind(documents, "Secret")
     ref = _env(documents)["executor"]["AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY"]["valueFrom"]["secretKeyRef"]
     assert ref["name"] == f"{RELEASE}-agentic"
     data = of_kind(documents, "Secret")[f"{RELEASE}-agentic"]["data"]
     assert base64.b64decode(data["executor-background-signing-key"]).decode() == "k" * 40
+
+
+def test_the_credentials_key_is_generated_kept_and_shared_by_every_service_that_seals_or_opens() -> None:
+    documents = _documents({"llmD": {"enabled": True}})
+    secret = of_kind(documents, "Secret")[name_of("generated")]
+    assert len(base64.b64decode(secret["data"]["credentials-key"]).decode()) >= 32
+    env = _env(documents)
+    for component in ("executor", "mcp-bridge", "llm-d"):
+        ref = env[component]["AGENTIC_CREDENTIALS_KEY"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": name_of("generated"), "key": "credentials-key"}, component
+    assert "AGENTIC_CREDENTIALS_KEY" not in env["gateway"] and "AGENTIC_CREDENTIALS_KEY" not in env["tool-runner"]
+    named = _env(_documents({"credentialsKey": {"existingSecret": "mine", "existingSecretKey": "k"}}))
+    assert named["mcp-bridge"]["AGENTIC_CREDENTIALS_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "mine", "key": "k"}

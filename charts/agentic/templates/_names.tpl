@@ -63,6 +63,17 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/* The Secret of the keys the chart generates and keeps (templates/generated-keys.yaml). */}}
+{{- /* AGENTIC_CREDENTIALS_KEY of the services that seal or open MCP credentials (executor, llm-d, mcp-bridge). */ -}}
+{{- define "agentic.credentialsKeyEnv" -}}
+{{- with .Values.credentialsKey }}
+- name: AGENTIC_CREDENTIALS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .existingSecret | default (ternary (include "agentic.fullname" $) (include "agentic.generatedKeysName" $) (not (empty .value))) }}
+      key: {{ .existingSecretKey }}
+{{- end }}
+{{- end -}}
+
 {{- define "agentic.generatedKeysName" -}}
 {{- printf "%s-generated" (include "agentic.fullname" . | trunc 53 | trimSuffix "-") -}}
 {{- end -}}
