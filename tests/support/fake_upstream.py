@@ -31,6 +31,25 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 SERVED_MODEL = "smollm2"
+# Asked for this model, `/v1/embeddings` answers as an embedding model would (vLLM's shape): a deterministic unit
+# vector per input from its words, so that texts sharing words are near; past EMBEDDING_WINDOW words, a 400 as vLLM
+# gives beyond max_model_len. Other models get the short placeholder vectors the pass-through tests check.
+EMBEDDING_MODEL = "fake-embedder"
+EMBEDDING_DIMENSIONS = 64
+EMBEDDING_WINDOW = 256
+
+
+def hashed_embedding(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A bag of words hashed into `dimensions` buckets, normalised (crc32: the same in every process)."""
+    import math
+    import re
+    import zlib
+
+    vector = [0.0] * dimensions
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[zlib.crc32(word.encode()) % dimensions] += 1.0
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
 # How servers without a route answer it: FastAPI (vLLM, SGLang), OpenAI's API, llama.cpp's server.
 UNKNOWN_ROUTE_PREFIXES = {"fastapi": "/no-messages", "openai": "/openai-like", "llama-cpp": "/llama-cpp"}
 UNKNOWN_ROUTE_BODIES = {
@@ -254,6 +273,8 @@ class FakeUpstream:
         self.latency = latency  # added to every generation, like a real model's time to first token
         self.requests: list[dict[str, Any]] = []
         self.tokenize_requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []  # those for EMBEDDING_MODEL (retrieval's ingestion)
+        self.embeddings_failing = False  # EMBEDDING_MODEL answers 503 while set
         self.headers: list[dict[str, str]] = []  # of each generation request, in order
         self._script: deque[tuple[ScriptFilter | None, Reply]] = deque()
         self._lock = threading.Lock()
@@ -399,14 +420,34 @@ class FakeUpstream:
     async def _embeddings(self, request: Request) -> Response:
         """vLLM's embeddings shape, with a deterministic vector per input."""
         payload = orjson.loads(await request.body())
-        with self._lock:
-            self.requests.append(payload)
         inputs = payload.get("input")
         inputs = [inputs] if isinstance(inputs, str) else inputs
+        if payload.get("model") == EMBEDDING_MODEL:
+            return self._model_embeddings(payload, inputs)
+        with self._lock:
+            self.requests.append(payload)
         data = [{"index": index, "object": "embedding", "embedding": [len(text) / 10, 0.5, -0.25]}
                 for index, text in enumerate(inputs)]
         tokens = sum(len(_words(text)) for text in inputs)
         body = {"id": f"embd-{_hex()}", "object": "list", "created": int(time.time()), "model": payload.get("model"),
+                "data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0}}
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    def _model_embeddings(self, payload: dict[str, Any], inputs: list[str]) -> Response:
+        with self._lock:
+            self.embedding_requests.append(payload)
+            failing = self.embeddings_failing
+        if failing:
+            return Response(orjson.dumps({"error": {"message": "overloaded", "type": "server_error", "code": 503}}),
+                            status_code=503, media_type="application/json")
+        if any(len(_words(text)) > EMBEDDING_WINDOW for text in inputs):
+            message = f"This model's maximum context length is {EMBEDDING_WINDOW} tokens."
+            return Response(orjson.dumps({"error": {"message": message, "type": "BadRequestError", "code": 400}}),
+                            status_code=400, media_type="application/json")
+        data = [{"index": index, "object": "embedding", "embedding": hashed_embedding(text)}
+                for index, text in enumerate(inputs)]
+        tokens = sum(len(_words(text)) for text in inputs)
+        body = {"id": f"embd-{_hex()}", "object": "list", "created": int(time.time()), "model": EMBEDDING_MODEL,
                 "data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0}}
         return Response(orjson.dumps(body), media_type="application/json")
 

@@ -1,4 +1,5 @@
-"""What kind of file some bytes are, the text of plain, markdown, JSON and HTML files, and the part the model reads.
+"""What kind of file some bytes are, the text of plain, markdown, JSON and HTML files, and the part the model reads
+(input files); `document_kind` answers the same for documents in vector stores (which may also be DOCX or code).
 
 PDF text is extracted by the executor (it needs a PDF library); everything else
 here is the standard library. A file the model cannot read as text is a 400
@@ -27,6 +28,18 @@ _EXTENSIONS: dict[str, FileKind] = {
     "yml": "text", "log": "text", "rst": "text",
 }
 _UNSUPPORTED = "Supported files are PDF, plain text, markdown, JSON and HTML."
+
+# Documents kept in vector stores (`document_kind`) may also be DOCX and source code.
+DocumentKind = Literal["pdf", "docx", "html", "text"]
+_DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+_SOURCE_EXTENSIONS = frozenset({
+    "c", "h", "cc", "cpp", "cxx", "hpp", "cs", "css", "go", "java", "js", "mjs", "jsx", "ts", "tsx", "php", "py",
+    "rb", "rs", "sh", "bash", "zsh", "tex", "kt", "kts", "scala", "swift", "sql", "toml", "ini", "cfg", "conf",
+    "proto", "lua", "pl", "r", "m", "dart", "ex", "exs", "erl", "hs", "clj", "vue", "svelte", "scss", "less",
+})
+_SOURCE_TYPES = frozenset({"application/javascript", "application/x-javascript", "application/x-sh",
+                           "application/x-python", "application/x-httpd-php", "application/sql", "application/toml",
+                           "application/x-tex", "application/typescript"})
 
 
 def media_type_of(content_type: str | None) -> str:
@@ -62,6 +75,23 @@ def file_kind(data: bytes, content_type: str | None, filename: str, *, param: st
                              param=param, code="unsupported_file_type")
     raise InvalidRequest(f"Files of type '{media_type}' cannot be read ('{param}'). {_UNSUPPORTED}",
                          param=param, code="unsupported_file_type")
+
+
+def document_kind(head: bytes, content_type: str | None, filename: str) -> DocumentKind | None:
+    """What a document for a vector store is, from its first bytes, declared type and name (`file_kind`'s rules,
+    plus DOCX and source code); None: a kind we cannot read."""
+    extension = filename.rpartition(".")[2].lower() if "." in filename else ""
+    media_type = media_type_of(content_type)
+    if head.startswith(b"PK\x03\x04") and (extension == "docx" or media_type == _DOCX_TYPE):
+        return "docx"
+    if media_type == _DOCX_TYPE or extension == "docx":
+        return "docx"  # not a zip: the extraction says it is invalid
+    if extension in _SOURCE_EXTENSIONS or media_type in _SOURCE_TYPES:
+        return "pdf" if head.lstrip()[:5] == b"%PDF-" else "text"
+    try:
+        return file_kind(head, content_type, filename, param="file")
+    except InvalidRequest:
+        return None
 
 
 def text_of_file(kind: FileKind, data: bytes, content_type: str | None, *, param: str) -> str:

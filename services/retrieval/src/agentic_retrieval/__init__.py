@@ -1,0 +1,1 @@
+"""The retrieval service: files, vector stores, ingestion and search (docs/retrieval.md)."""

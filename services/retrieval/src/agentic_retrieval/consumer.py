@@ -1,0 +1,123 @@
+"""The `files.ingest` consumer: a durable JetStream pull consumer shared by every retrieval replica, each running
+up to `concurrency` jobs. A running job tells NATS it is alive; a job whose worker dies is redelivered after the
+ack wait; `RetryLater` is redelivered after a pause; deliveries are bounded (one more than the attempts, so that
+the last one can mark the file failed)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.errors import BadRequestError
+from prometheus_client import Counter
+
+from agentic_retrieval.ingestion import Ingestor, RetryLater
+from agentic_retrieval.queue import DURABLE, FILES_STREAM_NAME, INGEST_SUBJECT, IngestJob
+
+log = logging.getLogger(__name__)
+JOBS = Counter("agentic_retrieval_ingest_jobs_total", "Ingestion jobs taken, by outcome.", ["outcome"])
+
+
+class IngestConsumer:
+    def __init__(self, client: Client, ingestor: Ingestor, *, concurrency: int, ack_wait: float, max_attempts: int,
+                 durable: str = DURABLE) -> None:
+        self.jetstream = client.jetstream()
+        self.ingestor = ingestor
+        self.concurrency = concurrency
+        self.ack_wait = ack_wait
+        self.max_deliver = max_attempts + 1
+        self.durable = durable
+        self.active: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._loop: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        config = ConsumerConfig(name=self.durable, durable_name=self.durable, filter_subject=INGEST_SUBJECT,
+                                ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
+                                ack_wait=self.ack_wait, max_deliver=self.max_deliver)
+        try:
+            await self.jetstream.add_consumer(FILES_STREAM_NAME, config)
+        except BadRequestError as exc:
+            log.warning("the %s consumer keeps its own settings: %s", self.durable, exc)
+        self.subscription = await self.jetstream.pull_subscribe(INGEST_SUBJECT, durable=self.durable,
+                                                                stream=FILES_STREAM_NAME, config=config)
+        self._loop = asyncio.create_task(self._pull())
+
+    async def stop(self, grace_seconds: float) -> None:
+        """No new jobs; running ones get the grace time, then are cut (and redelivered elsewhere)."""
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop
+        if self.active:
+            _, pending = await asyncio.wait(self.active, timeout=grace_seconds)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.subscription.unsubscribe()
+
+    async def _pull(self) -> None:
+        while True:
+            await self._slots.acquire()
+            free = 1
+            while free < self.concurrency and not self._slots.locked():
+                await self._slots.acquire()
+                free += 1
+            try:
+                messages = await self.subscription.fetch(free, timeout=1.0)
+            except (NatsTimeoutError, TimeoutError):
+                messages = []
+            except Exception as exc:  # the broker went away for a moment
+                log.warning("fetching ingestion jobs failed: %s", exc)
+                messages = []
+                await asyncio.sleep(0.5)
+            for _ in range(free - len(messages)):
+                self._slots.release()
+            for message in messages:
+                task = asyncio.create_task(self._handle(message))
+                self.active.add(task)
+                task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.active.discard(task)
+        self._slots.release()
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.error("an ingestion task failed", exc_info=error)
+
+    async def _handle(self, message: Msg) -> None:
+        try:
+            job = IngestJob.from_json(message.data)
+        except (ValueError, KeyError, TypeError):
+            log.warning("dropping a malformed ingestion job")
+            await message.term()
+            return
+        beating = asyncio.create_task(self._heartbeat(message))
+        try:
+            await self.ingestor.ingest(job)
+        except RetryLater as retry:
+            JOBS.labels(outcome="retry").inc()
+            log.warning("ingestion of %s will be retried: %s", job.file_id, retry)
+            await _quietly(message.nak(delay=min(30.0, self.ack_wait)))
+            return
+        finally:
+            beating.cancel()
+        JOBS.labels(outcome="done").inc()
+        await _quietly(message.ack())
+
+    async def _heartbeat(self, message: Msg) -> None:
+        while True:
+            await asyncio.sleep(self.ack_wait / 3)
+            await _quietly(message.in_progress())
+
+
+async def _quietly(call: object) -> None:
+    try:
+        await call  # type: ignore[misc]
+    except Exception as exc:  # the connection is gone: the job is redelivered
+        log.warning("answering an ingestion job failed: %r", exc)
