@@ -26,9 +26,11 @@ def _violations(event: dict[str, Any]) -> list[str]:
 
 
 def _relayed(raw: bytes, chunk_size: int) -> bytes:
+    """Fed in chunks of `chunk_size` bytes; 0: one event per chunk, as servers write them."""
     relay = ConformingSseRelay(SHAPE)
-    out = b"".join(relay.feed(raw[start:start + chunk_size]) for start in range(0, len(raw), chunk_size))
-    return out + relay.close()
+    chunks = [frame + b"\n\n" for frame in raw.split(b"\n\n") if frame] if chunk_size == 0 else \
+        [raw[start:start + chunk_size] for start in range(0, len(raw), chunk_size)]
+    return b"".join(relay.feed(chunk) for chunk in chunks) + relay.close()
 
 
 def _frames(stream: bytes) -> list[bytes]:
@@ -42,7 +44,7 @@ def test_vllm_response_objects_fail_the_schema_as_sent() -> None:
 
 
 @pytest.mark.parametrize("stream", STREAMS, ids=lambda path: path.stem)
-@pytest.mark.parametrize("chunk_size", [1, 37, 4096, 1 << 20])
+@pytest.mark.parametrize("chunk_size", [0, 1, 37, 4096, 1 << 20])
 def test_every_relayed_event_conforms_and_deltas_are_the_servers_bytes(stream: Path, chunk_size: int) -> None:
     raw = stream.read_bytes()
     relayed = _relayed(raw, chunk_size)
@@ -79,10 +81,12 @@ def test_an_in_progress_response_has_no_completion_time() -> None:
 def test_crlf_framing_becomes_lf_and_unnamed_frames_are_conformed_too() -> None:
     raw = (FIXTURES / "responses-text-stream.sse").read_bytes()
     unnamed = b"\n\n".join(frame.split(b"\n", 1)[1] for frame in _frames(raw)) + b"\n\n"
-    relayed = _relayed(unnamed.replace(b"\n", b"\r\n"), 50)
-    assert b"\r" not in relayed
-    events = [json.loads(frame.split(b"data: ", 1)[1]) for frame in _frames(relayed)]
-    assert [problem for event in events for problem in _violations(event)] == []
+    for chunk_size in (0, 50):
+        relayed = _relayed(unnamed.replace(b"\n", b"\r\n"), chunk_size)
+        assert b"\r" not in relayed
+        events = [json.loads(frame.split(b"data: ", 1)[1]) for frame in _frames(relayed)]
+        assert len(events) == len(_frames(raw))
+        assert [problem for event in events for problem in _violations(event)] == []
 
 
 def test_what_is_not_json_or_not_an_object_is_relayed_as_it_came() -> None:

@@ -154,28 +154,34 @@ class ConformingSseRelay:
             self._buffer = buffer
             return b""
         self._buffer = buffer[end + 2:]
-        complete = buffer[:end + 2]
+        complete = buffer[:end + 2] if self._buffer else buffer
+        if complete.find(b"\n\n") == end:  # one frame, as servers write their events: named or not, one lookup
+            return self._frame(complete[:-2], complete)
         if not any(line in complete for line in _CONFORMED_EVENT_LINES) and not _has_unnamed_frame(complete):
-            return complete  # the common case: deltas only, each frame named by its `event:` line
+            return complete  # deltas only, each frame named by its `event:` line
         return b"".join(self._frame(frame) for frame in complete[:-2].split(b"\n\n"))
 
     def close(self) -> bytes:
         rest, self._buffer = self._buffer.replace(b"\r", b"\n"), b""
         return self._frame(rest.rstrip(b"\n")) if rest.strip() else rest
 
-    def _frame(self, frame: bytes) -> bytes:
+    def _frame(self, frame: bytes, framed: bytes | None = None) -> bytes:
+        """One frame without its blank line; `framed`: the same with it, when the caller has it (no copy)."""
+        as_it_came = framed if framed is not None else frame + b"\n\n"
         event_type = ""
         data_start = 0
         if frame.startswith(b"event:"):
             line_end = frame.find(b"\n")
             if line_end < 0:
-                return frame + b"\n\n"
+                return as_it_came
             event_type = frame[6:line_end].strip().decode(errors="replace")
+            if event_type not in _CONFORMED_KEYS:
+                return as_it_came  # a delta, or another event that carries no object: nearly every frame
             data_start = line_end + 1
-        if not frame.startswith(b"data: ", data_start) or b"\n" in frame[data_start:]:
-            return frame + b"\n\n"  # a comment, a multi-line data or another shape: relayed as it is
+        if not frame.startswith(b"data: ", data_start) or frame.find(b"\n", data_start) >= 0:
+            return as_it_came  # a comment, a multi-line data or another shape: relayed as it is
         data = frame[data_start + 6:]
         conformed = self._shape.event(event_type, data)
         if conformed is data:
-            return frame + b"\n\n"
+            return as_it_came
         return frame[:data_start] + b"data: " + conformed + b"\n\n"
