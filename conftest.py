@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from agentic_local.infra import EmbeddedNats, EmbeddedPostgres  # noqa: E402
 from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
 
-from tests.support.fake_upstream import FakeUpstream  # noqa: E402
+from tests.support.fake_upstream import EMBEDDING_MODEL, FakeUpstream  # noqa: E402
 
 CHAT_MODEL = "smollm2-via-chat"
 DEAD_MODEL = "model-on-a-dead-server"
@@ -184,6 +184,11 @@ def stack(
             "AGENTIC_WEB_SEARCH_API_KEY": "test-search-key",
             "AGENTIC_MCP_ALLOWED_HOSTS": fake_mcp.host,
             "AGENTIC_MCP_BRIDGE_ALLOW_HTTP": "true",
+            # Vector stores embed through the fake model server's deterministic embedding model.
+            "AGENTIC_EMBEDDINGS_URL": fake_upstream.base_url,
+            "AGENTIC_EMBEDDINGS_MODEL": EMBEDDING_MODEL,
+            "AGENTIC_RETRIEVAL_INGEST_ACK_WAIT_SECONDS": "6",
+            "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(8 * 1024 * 1024),
             # Input images and files from the tests' loopback file servers (tests/e2e/test_input_media.py); any other
             # loopback, private or link-local address stays refused.
             "AGENTIC_EXECUTOR_INPUT_URL_ALLOWED_HOSTS": "*,127.0.0.1",

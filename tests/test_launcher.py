@@ -15,7 +15,7 @@ import psutil
 from agentic_local.processes import free_port
 from openai import OpenAI
 
-SERVICES = ("gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d", "postgres", "nats")
+SERVICES = ("gateway", "executor", "state", "mcp-bridge", "tool-runner", "llm-d", "retrieval", "postgres", "nats")
 
 
 def _start(

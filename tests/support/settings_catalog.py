@@ -11,6 +11,7 @@ from agentic_executor.settings import ExecutorSettings
 from agentic_gateway.settings import GatewaySettings
 from agentic_llm_d.settings import LlmDSettings
 from agentic_mcp_bridge.settings import McpBridgeSettings
+from agentic_retrieval.settings import RetrievalSettings
 from agentic_state.settings import StateSettings
 from agentic_tool_runner.settings import ToolRunnerSettings
 from pydantic import AliasChoices
@@ -23,6 +24,7 @@ SETTINGS_CLASSES = {
     "tool-runner": ToolRunnerSettings,
     "mcp-bridge": McpBridgeSettings,
     "llm-d": LlmDSettings,
+    "retrieval": RetrievalSettings,
 }
 
 

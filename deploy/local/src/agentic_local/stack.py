@@ -193,6 +193,7 @@ class LocalStack:
 
     def _migrate(self) -> None:
         run_quiet([sys.executable, "-m", "agentic_state", "migrate"], env=self._env())
+        run_quiet([sys.executable, "-m", "agentic_retrieval", "migrate"], env=self._env())
 
     def _spawn(self, name: str, module: str, env: dict[str, str]) -> ChildProcess:
         service = name.rstrip("0123456789").removesuffix("-")  # replicas: `gateway-<port>`, `tool-runner-2`
@@ -205,11 +206,11 @@ class LocalStack:
         state_port, executor_port, bridge_port = free_port(), free_port(), free_port()
         gateway_port = _port(self.config.gateway_port, "the gateway (AGENTIC_PORT)")
         llm_d_port = _port(self.config.llm_d_port, "llm-d (AGENTIC_LLM_D_PORT)")
-        runner_port = free_port()
-        metrics = {name: free_port() for name in ("gateway", "state", "executor", "mcp-bridge")}
+        runner_port, retrieval_port = free_port(), free_port()
+        metrics = {name: free_port() for name in ("gateway", "state", "executor", "mcp-bridge", "retrieval")}
         signing_key, api_token = llm_d_secrets(self.data_dir)
         loopback = "127.0.0.1"
-        self.ports.update(state=state_port, executor=executor_port, mcp_bridge=bridge_port)
+        self.ports.update(state=state_port, executor=executor_port, mcp_bridge=bridge_port, retrieval=retrieval_port)
 
         state = self._spawn("state", "agentic_state", self._env(
             AGENTIC_STATE_HOST=loopback, AGENTIC_STATE_PORT=state_port, AGENTIC_STATE_METRICS_PORT=metrics["state"]))
@@ -220,6 +221,9 @@ class LocalStack:
         runner = self._spawn("tool-runner", "agentic_tool_runner", self._env(
             AGENTIC_TOOL_RUNNER_HOST=loopback, AGENTIC_TOOL_RUNNER_PORT=runner_port))
         self.tool_runners = [runner]
+        retrieval = self._spawn("retrieval", "agentic_retrieval", self._env(
+            AGENTIC_RETRIEVAL_HOST=loopback, AGENTIC_RETRIEVAL_PORT=retrieval_port,
+            AGENTIC_RETRIEVAL_METRICS_PORT=metrics["retrieval"]))
         llm_d = self._spawn("llm-d", "agentic_llm_d", self._env(
             AGENTIC_LLM_D_HOST=loopback, AGENTIC_LLM_D_PORT=llm_d_port,
             AGENTIC_LLM_D_STATE_ADDRESS=f"{loopback}:{state_port}",
@@ -232,6 +236,7 @@ class LocalStack:
             "executor": f"grpc://127.0.0.1:{executor_port}",
             "state": f"grpc://127.0.0.1:{state_port}",
             "mcp-bridge": f"grpc://127.0.0.1:{bridge_port}",
+            "retrieval": f"grpc://127.0.0.1:{retrieval_port}",
             "tool-runner": f"http://127.0.0.1:{runner_port}",
             "llm-d": f"http://127.0.0.1:{llm_d_port}",
         })
@@ -240,6 +245,7 @@ class LocalStack:
             self.metrics_urls[name] = self.urls[name] + "/metrics"
         timeout = self.config.ready_timeout
         wait_until(lambda: _grpc_serving(bridge_port, self._env()), timeout, "mcp-bridge health", [bridge])
+        wait_until(lambda: _grpc_serving(retrieval_port, self._env()), timeout, "retrieval health", [retrieval])
         wait_until(lambda: _http_ready(self.urls["tool-runner"] + "/ready"), timeout, "tool-runner /ready", [runner])
         wait_until(lambda: _http_ready(self.urls["llm-d"] + "/ready"), timeout, "llm-d /ready", [llm_d, state])
         wait_until(lambda: _http_ready(self.urls["gateway"] + "/ready"), timeout, "gateway /ready",
@@ -263,7 +269,8 @@ class LocalStack:
         wiring: dict[str, str | int] = {
             "AGENTIC_GATEWAY_HOST": host, "AGENTIC_PORT": port,
             "AGENTIC_GATEWAY_EXECUTOR_ADDRESS": f"127.0.0.1:{self.ports['executor']}",
-            "AGENTIC_GATEWAY_STATE_ADDRESS": f"127.0.0.1:{self.ports['state']}", **self._upstream_env(),
+            "AGENTIC_GATEWAY_STATE_ADDRESS": f"127.0.0.1:{self.ports['state']}",
+            "AGENTIC_GATEWAY_RETRIEVAL_ADDRESS": f"127.0.0.1:{self.ports['retrieval']}", **self._upstream_env(),
         }
         return self._env(**{**wiring, **env})  # `env` may rewire (e.g. to another executor)
 
@@ -308,8 +315,9 @@ class LocalStack:
         return next(child for child in self.children if child.name == name)
 
     def is_ready(self, name: str) -> bool:
-        """The readiness probe of one of the first replicas (gRPC health for state, executor and mcp-bridge)."""
-        grpc_ports = {"state": self.ports["state"], "executor": self.ports["executor"], "mcp-bridge": self.ports["mcp_bridge"]}
+        """The readiness probe of one of the first replicas (gRPC health for state, executor, mcp-bridge, retrieval)."""
+        grpc_ports = {"state": self.ports["state"], "executor": self.ports["executor"], "mcp-bridge": self.ports["mcp_bridge"],
+                      "retrieval": self.ports["retrieval"]}
         if name in grpc_ports:
             return _grpc_serving(grpc_ports[name], self._env())
         return _http_ready(self.urls[name] + "/ready")

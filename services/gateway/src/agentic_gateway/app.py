@@ -11,7 +11,17 @@ from agentic_runtime.openapi import serve_document
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from fastapi import FastAPI, Request
 
-from agentic_gateway import audit, conversations, messages, models, passthrough, responses, websocket
+from agentic_gateway import (
+    audit,
+    conversations,
+    files,
+    messages,
+    models,
+    passthrough,
+    responses,
+    vector_stores,
+    websocket,
+)
 from agentic_gateway.accounting import Accounting, install_accounting
 from agentic_gateway.auth import Authenticator
 from agentic_gateway.clients import Peers
@@ -61,6 +71,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     quota = install_accounting(app, settings)  # organization routes; quota checks and headers when quotas are set
     app.include_router(responses.router, dependencies=quota)
     app.include_router(conversations.router, dependencies=quota)
+    app.include_router(files.router, dependencies=quota)
+    app.include_router(vector_stores.router, dependencies=quota)
     app.include_router(passthrough.router, dependencies=quota)
     app.include_router(models.router, dependencies=quota)
     app.include_router(messages.router, dependencies=quota)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentic.v1 import executor_pb2_grpc, state_pb2_grpc
+from agentic.v1 import executor_pb2_grpc, retrieval_pb2_grpc, state_pb2_grpc
 from agentic_runtime.grpc_client import Peer
 
 from agentic_gateway.settings import GatewaySettings
@@ -16,13 +16,17 @@ class Peers:
     state_peer: Peer
     executor: executor_pb2_grpc.ExecutorStub
     state: state_pb2_grpc.StateStub
+    retrieval_peer: Peer
+    retrieval: retrieval_pb2_grpc.RetrievalStub
 
     @classmethod
     def connect(cls, settings: GatewaySettings) -> Peers:
         executor = Peer("executor", settings.executor_address, settings.state_timeout_seconds)
         state = Peer("state", settings.state_address, settings.state_timeout_seconds)
+        retrieval = Peer("retrieval", settings.retrieval_address, settings.retrieval_timeout_seconds)
         return cls(executor_peer=executor, state_peer=state, executor=executor_pb2_grpc.ExecutorStub(executor.channel),
-                   state=state_pb2_grpc.StateStub(state.channel))
+                   state=state_pb2_grpc.StateStub(state.channel), retrieval_peer=retrieval,
+                   retrieval=retrieval_pb2_grpc.RetrievalStub(retrieval.channel))
 
     async def readiness(self, timeout: float) -> dict[str, bool]:
         return {"executor": await self.executor_peer.serving(timeout), "state": await self.state_peer.serving(timeout)}
@@ -30,3 +34,4 @@ class Peers:
     async def close(self) -> None:
         await self.executor_peer.close()
         await self.state_peer.close()
+        await self.retrieval_peer.close()

@@ -22,6 +22,16 @@ class GatewaySettings(AuditSettings, UsageSettings, UpstreamSettings, HttpServic
     )
     executor_address: str = Field(default="127.0.0.1:50051", description="gRPC address of the executor.")
     state_address: str = Field(default="127.0.0.1:50052", description="gRPC address of the state service.")
+    retrieval_address: str = Field(
+        default="127.0.0.1:50055", description="gRPC address of the retrieval service (Files, Vector Stores)."
+    )
+    retrieval_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="Deadline of each call to the retrieval service (an upload's: per part).",
+    )
+    max_file_bytes: int = Field(
+        default=512 * 1024 * 1024, gt=0,
+        description="Largest file `POST /v1/files` accepts (413 beyond); streamed to retrieval, never held whole.",
+    )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest request body accepted (413 beyond).")
     auth: str | None = Field(
         default=None,

@@ -56,7 +56,7 @@ RETURNING sf.attempts, sf.chunking_strategy, f.filename, f.content_type
 _FINISH_SQL = """
 UPDATE retrieval.store_files
    SET status = $5, last_error_code = $6, last_error_message = $7, usage_bytes = $8, worker_token = NULL,
-       updated_at = now()
+       chunking_strategy = coalesce($9::jsonb, chunking_strategy), updated_at = now()
  WHERE tenant = $1 AND vector_store_id = $2 AND file_id = $3 AND status = 'in_progress'
    AND ($4::text IS NULL OR worker_token = $4)
 """
@@ -92,7 +92,7 @@ class Ingestor:
             return
         renewing = asyncio.create_task(self._renew(key, token))
         try:
-            usage = await self._index(key, token, claimed)
+            usage, applied = await self._index(key, token, claimed)
         except FileRejected as rejected:
             await self._finish(key, token, "failed", rejected.code, rejected.message)
         except LeaseLost:
@@ -103,7 +103,7 @@ class Ingestor:
             log.exception("ingesting %s failed", job.file_id)
             await self._fail_or_retry(key, token, claimed["attempts"], "The file could not be processed.")
         else:
-            await self._finish(key, token, "completed", None, None, usage)
+            await self._finish(key, token, "completed", None, None, usage, applied)
         finally:
             renewing.cancel()
 
@@ -115,8 +115,11 @@ class Ingestor:
         await self._finish(key, token, "failed", "server_error", message)
 
     async def _finish(self, key: tuple[str, str, str], token: str | None, status: str, code: str | None,
-                      message: str | None, usage: int = 0) -> None:
-        await self.pool.execute(_FINISH_SQL, *key, token, status, code, message, usage)
+                      message: str | None, usage: int = 0, applied: Chunking | None = None) -> None:
+        """`applied`: the chunking as it was done (`auto` is shown as the static sizes it came to, as OpenAI does)."""
+        shown = orjson.dumps(Chunking("static", applied.max_tokens, applied.overlap_tokens).to_json()).decode() \
+            if applied is not None else None
+        await self.pool.execute(_FINISH_SQL, *key, token, status, code, message, usage, shown)
 
     async def _renew(self, key: tuple[str, str, str], token: str) -> None:
         while True:
@@ -127,7 +130,7 @@ class Ingestor:
             except Exception as exc:  # a missed renewal is retried at the next one
                 log.debug("renewing an ingestion lease failed: %r", exc)
 
-    async def _index(self, key: tuple[str, str, str], token: str, claimed: asyncpg.Record) -> int:
+    async def _index(self, key: tuple[str, str, str], token: str, claimed: asyncpg.Record) -> tuple[int, Chunking]:
         tenant, _, file_id = key
         text = await extract_text(self.storage.read(tenant, file_id), claimed["filename"], claimed["content_type"],
                                   self.extraction)
@@ -142,7 +145,7 @@ class Ingestor:
             vectors = await self._embed(batch) if self.vectors else None
             await self._write(key, token, batch, vectors)
             usage += sum(len(chunk.text.encode()) for chunk in batch)
-        return usage
+        return usage, chunking
 
     async def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
         window = self.limits.model_window - SPECIAL_TOKENS - RETOKENIZE_MARGIN

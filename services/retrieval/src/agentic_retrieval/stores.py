@@ -296,16 +296,20 @@ class VectorStores:
         return await self._batch(tenant, store_id, batch_id)
 
     async def cancel_batch(self, tenant: str, store_id: str, batch_id: str) -> tuple[str, bytes]:
-        """Files not yet done end `cancelled` (a worker on one stops at its next batch of chunks)."""
+        """Files not yet done end `cancelled` (a worker on one stops at its next batch of chunks); a batch with
+        nothing left to do keeps its status."""
         async with self.pool.acquire() as connection, connection.transaction():
             found = await connection.fetchval(
-                "UPDATE retrieval.file_batches SET cancelled = true WHERE tenant = $1 AND vector_store_id = $2"
-                " AND id = $3 RETURNING 1", tenant, store_id, batch_id)
+                "SELECT 1 FROM retrieval.file_batches WHERE tenant = $1 AND vector_store_id = $2 AND id = $3"
+                " FOR UPDATE", tenant, store_id, batch_id)
             if found is None:
                 raise batch_not_found(batch_id)
-            await connection.execute(
+            stopped = await connection.fetch(
                 "UPDATE retrieval.store_files SET status = 'cancelled', updated_at = now()"
-                " WHERE tenant = $1 AND batch_id = $2 AND status = 'in_progress'", tenant, batch_id)
+                " WHERE tenant = $1 AND batch_id = $2 AND status = 'in_progress' RETURNING 1", tenant, batch_id)
+            if stopped:
+                await connection.execute("UPDATE retrieval.file_batches SET cancelled = true WHERE tenant = $1"
+                                         " AND id = $2", tenant, batch_id)
         return await self._batch(tenant, store_id, batch_id)
 
     async def list_batch_files(self, tenant: str, store_id: str, batch_id: str, status: str, page: Page) -> bytes:
