@@ -13,6 +13,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,6 +89,11 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """`{"database_url", "nats_url"}` of running servers for this test session."""
     data_dir = tmp_path_factory.mktemp("infra")
     cleanups = []
+    if os.geteuid() == 0:
+        # As root, PostgreSQL runs as a user of its own that must reach its data folder; pytest makes its
+        # pytest-of-root folder private again whenever another session starts, which would cut it off mid-run.
+        data_dir = Path(tempfile.mkdtemp(prefix="agentic-test-infra-"))
+        cleanups.append(lambda: shutil.rmtree(data_dir, ignore_errors=True))
     database_url = os.environ.get("AGENTIC_TEST_DATABASE_URL")
     nats_url = os.environ.get("AGENTIC_TEST_NATS_URL")
     docker = (not database_url or not nats_url) and _docker_engine_available()
