@@ -120,9 +120,10 @@ def test_only_background_responses_are_cancelled_or_streamed(client: OpenAI, ups
         client.responses.cancel(response.id)
     streamed = httpx.get(f"{gateway_url}/v1/responses/{response.id}", params={"stream": "true"}, headers=auth_headers)
     assert streamed.status_code == 400 and streamed.json()["error"]["code"] == "not_background"
-    bad = httpx.get(f"{gateway_url}/v1/responses/{response.id}", params={"stream": "true", "starting_after": "x"},
-                    headers=auth_headers)
-    assert bad.status_code == 400 and bad.json()["error"]["param"] == "starting_after"
+    for starting_after in ("x", "-1", str(2**63)):  # not a number, negative, past what a sequence number holds
+        bad = httpx.get(f"{gateway_url}/v1/responses/{response.id}", params={"stream": "true",
+                        "starting_after": starting_after}, headers=auth_headers)
+        assert bad.status_code == 400 and bad.json()["error"]["param"] == "starting_after", starting_after
 
 
 def test_another_tenants_background_response_is_not_found(client: OpenAI, other_tenant: OpenAI, upstream, gateway_url) -> None:

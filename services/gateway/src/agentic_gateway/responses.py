@@ -117,6 +117,9 @@ def _query_flag(value: str | None, param: str) -> bool:
     raise InvalidRequest(f"Invalid value for '{param}': expected true or false.", param=param, code="invalid_value")
 
 
+_MAX_SEQUENCE_NUMBER = 2**63 - 1  # what the gRPC field (int64) holds
+
+
 def _starting_after(value: str | None) -> int:
     if value is None:
         return -1
@@ -124,7 +127,7 @@ def _starting_after(value: str | None) -> int:
         number = int(value)
     except ValueError:
         number = -2
-    if number < 0:
+    if not 0 <= number <= _MAX_SEQUENCE_NUMBER:
         raise InvalidRequest("Invalid value for 'starting_after': expected a sequence number (0 or more).",
                              param="starting_after", code="invalid_value")
     return number
