@@ -129,7 +129,7 @@ def test_gateway_tools_on_a_conversation_are_stored_as_the_model_saw_them(client
 @pytest.mark.parametrize(
     ("tools", "param"),
     [
-        ([{"type": "file_search", "vector_store_ids": ["vs_1"]}], "tools[0]"),
+        ([{"type": "file_search", "vector_store_ids": []}], "tools[0].vector_store_ids"),
         ([{"type": "operator", "name": "no_such_tool"}], "tools[0].name"),
         ([{"type": "shell"}], "tools[0]"),
         ([ECHO, {"type": "function", "name": "echo", "parameters": {}}], "tools[1]"),

@@ -173,8 +173,8 @@ def test_file_urls_reach_the_model_as_text_only(client: OpenAI, upstream, served
     ]
 
 
-def test_a_file_id_is_a_clear_400(client: OpenAI, upstream) -> None:
-    with pytest.raises(openai.BadRequestError) as raised:
+def test_an_unknown_file_id_is_a_404_naming_the_part(client: OpenAI, upstream) -> None:
+    with pytest.raises(openai.NotFoundError) as raised:
         client.responses.create(model=MODEL, input=_user({"type": "input_file", "file_id": "file-abc123"}))
     assert raised.value.body["param"] == "input[0].content[1].file_id"
     assert upstream.requests == []

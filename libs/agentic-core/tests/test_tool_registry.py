@@ -26,7 +26,8 @@ def test_declarations_become_function_tools_with_owners() -> None:
 @pytest.mark.parametrize(
     ("tools", "code"),
     [
-        ([{"type": "file_search"}], "unsupported_tool"),
+        ([{"type": "file_search"}], "invalid_value"),
+        ([{"type": "image_generation"}], "unsupported_tool"),
         ([{"type": "shell"}], "unsupported_tool"),
         ([{"type": "mystery"}], "unsupported_tool"),
         ([{"type": "operator", "name": "nope"}], "unknown_tool"),

@@ -9,9 +9,11 @@ import ipaddress
 from collections.abc import AsyncIterator
 
 import pytest
-from agentic_core.errors import InvalidRequest
+from agentic.v1 import common_pb2
+from agentic_core.errors import InvalidRequest, NotFound
 from agentic_executor.input_media import INPUT_URL_SETTINGS, InputMedia, MediaLimits, input_media
 from agentic_executor.media_fetch import FetchError, FetchRefused, FetchTooLarge, GuardedFetcher
+from agentic_executor.retrieval import FileTooLarge, NoRetrieval, StoredFile
 from agentic_executor.settings import ExecutorSettings
 from agentic_runtime.host_policy import HostPolicy
 from aiohttp import web
@@ -209,7 +211,7 @@ async def test_a_download_that_fails_is_a_400(files: str, fetchers) -> None:
 
 
 @pytest.mark.parametrize(("part", "param", "code"), [
-    ({"type": "input_file", "file_id": "file-abc"}, "input[0].content[0].file_id", "unsupported_value"),
+    ({"type": "input_file", "file_id": 7}, "input[0].content[0].file_id", "invalid_value"),
     ({"type": "input_image", "file_id": "file-abc"}, "input[0].content[0].file_id", "unsupported_value"),
     ({"type": "input_file", "filename": "a.txt"}, "input[0].content[0]", "missing_required_parameter"),
     ({"type": "input_file", "file_data": "not base64!"}, "input[0].content[0].file_data", "invalid_value"),
@@ -256,3 +258,39 @@ async def test_the_settings_build_the_fetcher_or_none() -> None:
         assert refusal.code == "input_url_refused" and "allowlist" in refusal.message
     finally:
         await on.close()
+
+
+class StoredFiles(NoRetrieval):
+    """Retrieval's files of one tenant, in memory."""
+
+    def __init__(self, tenant: str, files: dict[str, StoredFile]) -> None:
+        self.tenant = tenant
+        self.files = files
+
+    async def stored_file(self, principal: common_pb2.Principal, file_id: str, max_bytes: int) -> StoredFile:
+        stored = self.files.get(file_id) if principal.tenant == self.tenant else None
+        if stored is None:
+            raise NotFound(f"No file found with id '{file_id}'.", param="file_id")
+        if len(stored.data) > max_bytes:
+            raise FileTooLarge(len(stored.data))
+        return stored
+
+
+async def test_a_file_by_id_is_the_tenants_stored_file_as_text() -> None:
+    media = InputMedia(files=StoredFiles("t1", {"file-1": StoredFile("notes.md", "", b"# Notes\nship it")}))
+    resolved = await media.resolve(_user({"type": "input_file", "file_id": "file-1"}),
+                                   common_pb2.Principal(tenant="t1"))
+    assert resolved[0]["content"][0] == {"type": "input_text", "text": '<file name="notes.md">\n# Notes\nship it\n</file>'}
+
+
+async def test_a_file_id_of_another_tenant_or_too_large_is_refused_naming_the_part() -> None:
+    media = InputMedia(files=StoredFiles("t1", {"file-1": StoredFile("a.txt", "text/plain", b"x" * 64)}),
+                       limits=MediaLimits(file_max_bytes=32))
+    part = _user({"type": "input_file", "file_id": "file-1"})
+    for principal in (common_pb2.Principal(tenant="t2"), None):
+        with pytest.raises(NotFound) as raised:
+            await media.resolve(part, principal)
+        assert raised.value.param == "input[0].content[0].file_id" and raised.value.code == "file_not_found"
+    with pytest.raises(InvalidRequest) as large:
+        await media.resolve(part, common_pb2.Principal(tenant="t1"))
+    assert (large.value.param, large.value.code) == ("input[0].content[0].file_id", "input_media_too_large")

@@ -262,6 +262,7 @@ class LocalStack:
             AGENTIC_EXECUTOR_HOST="127.0.0.1", AGENTIC_EXECUTOR_PORT=port, AGENTIC_EXECUTOR_METRICS_PORT=metrics_port,
             AGENTIC_EXECUTOR_STATE_ADDRESS=f"127.0.0.1:{self.ports['state']}",
             AGENTIC_EXECUTOR_MCP_BRIDGE_ADDRESS=f"127.0.0.1:{self.ports['mcp_bridge']}",
+            AGENTIC_EXECUTOR_RETRIEVAL_ADDRESS=f"127.0.0.1:{self.ports['retrieval']}",
             AGENTIC_EXECUTOR_COMPACTION_KEY=compaction_key(self.data_dir),
             AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY=background_signing_key(self.data_dir), **self._upstream_env(), **env)
 

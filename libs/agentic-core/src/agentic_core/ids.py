@@ -13,6 +13,7 @@ ITEM_ID_PREFIXES: dict[str, str] = {
     "custom_tool_call": "ctc",
     "custom_tool_call_output": "ctco",
     "web_search_call": "ws",
+    "file_search_call": "fs",
     "code_interpreter_call": "ci",
     "mcp_call": "mcp",
     "mcp_list_tools": "mcpl",

@@ -34,7 +34,7 @@ REPLY_HEADER = "Agentic-Reply"
 MSG_ID_HEADER: str = Header.MSG_ID.value
 
 # The kinds whose consumer is not a tool-runner; the Helm chart names the same durables.
-_DURABLES = {"mcp": "mcp-bridge"}
+_DURABLES = {"mcp": "mcp-bridge", "file_search": "retrieval-file-search"}
 
 # Finished results by dispatch id, so that a redelivered call is answered without running it again.
 TOOL_RESULTS_BUCKET = "TOOL_RESULTS"

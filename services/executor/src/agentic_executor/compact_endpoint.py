@@ -34,7 +34,7 @@ class CompactEndpoint:
         if parsed.previous_response_id:
             history = await self.state.rehydrate(request.principal, parsed.previous_response_id)
         # The input's images and files as a turn would send them: the summariser is never handed a URL either.
-        items = [*parse_stored_items(history), *await self.media.resolve(normalize_input(parsed.input))]
+        items = [*parse_stored_items(history), *await self.media.resolve(normalize_input(parsed.input), request.principal)]
         visible = visible_context(items, self.compactor.seal.opener(request.principal.tenant))
         if not visible:
             raise InvalidRequest("Nothing to compact: give `input` or `previous_response_id`.", param="input",

@@ -8,6 +8,7 @@ from typing import Any
 
 from agentic_core.responses.round_outcome import is_gateway_call
 from agentic_core.responses.turn_so_far import TurnSoFar
+from agentic_core.tools import file_search
 from agentic_core.tools.approvals import Approval
 from agentic_core.tools.mcp import approval_request_item
 from agentic_core.tools.protocol import ToolResult
@@ -76,6 +77,13 @@ class GatewayCalls:
         self.include = include
         self.budget = CallBudget(max_tool_calls)
         self.tally = ToolTally()  # for the turn's usage record
+        # The files this turn's searches found: the messages after them cite those (file_citation annotations).
+        self.citations = file_search.Citations()
+        self.cites_files = registry.binding(file_search.NAME) is not None
+
+    def annotated(self, items: list[Item]) -> list[Item]:
+        """Messages with the citations of the files searched so far."""
+        return [self.citations.annotated_item(item) for item in items] if self.citations.by_marker else items
 
     def is_gateway_call(self, item: Item) -> bool:
         return is_gateway_call(item, self.registry)
@@ -110,6 +118,8 @@ class GatewayCalls:
             items, events = call.view.closing(call.index, result)
             so_far = so_far.shown(items)
             closings.append(events)
+            if call.view.binding.kind == file_search.NAME and result.status == "ok":
+                self.citations.add(result.details.get("results") or [])
             if call.view.binding.public_type == "function_call":
                 outputs.append(items[1])  # operator tools show the output the model reads
             else:  # the model's output stays behind the public item, linked to it

@@ -1,8 +1,9 @@
 """Images and files of a turn's input, made into what any model server takes: images inline, files as text.
 
 An image URL becomes a data URL of the bytes we fetched (a model server is
-never handed a URL to fetch on its own); a file (`file_data` or `file_url`)
-becomes an `input_text` part with its name and text. The items returned are
+never handed a URL to fetch on its own); a file (`file_data`, `file_url`, or
+`file_id`: a file of the tenant's read from retrieval) becomes an
+`input_text` part with its name and text. The items returned are
 what the turn stores, so a continuation shows the model the same bytes
 without fetching again (docs/agent-clients.md). Every refusal is a 400
 naming the part.
@@ -14,7 +15,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_core.errors import AgenticError, InvalidRequest
+from agentic.v1 import common_pb2
+from agentic_core.errors import AgenticError, InvalidRequest, NotFound
 from agentic_core.media import (
     MediaPart,
     data_url,
@@ -41,6 +43,7 @@ from agentic_executor.media_fetch import (
     redacted,
 )
 from agentic_executor.pdf_text import PdfUnreadable, pdf_text
+from agentic_executor.retrieval import FileTooLarge, NoRetrieval, Retrieval
 from agentic_executor.settings import ExecutorSettings
 
 Item = dict[str, Any]
@@ -60,16 +63,19 @@ class _Source:
     """Where a part's bytes come from: a URL to fetch, or data already in the request."""
 
     part: MediaPart
-    field: str  # `image_url`, `file_url` or `file_data`
+    field: str  # `image_url`, `file_url`, `file_data` or `file_id`
     url: str | None = None
     data: bytes | None = None
     content_type: str | None = None
+    file_id: str | None = None
 
 
 class InputMedia:
-    def __init__(self, fetcher: UrlFetcher | None = None, limits: MediaLimits | None = None) -> None:
+    def __init__(self, fetcher: UrlFetcher | None = None, limits: MediaLimits | None = None,
+                 files: Retrieval | None = None) -> None:
         self.fetcher: UrlFetcher = fetcher or NoFetching()
         self.limits = limits or MediaLimits()
+        self.files: Retrieval = files or NoRetrieval()
 
     async def close(self) -> None:
         await self.fetcher.close()
@@ -80,8 +86,9 @@ class InputMedia:
             if source.url is not None:
                 self._checked_url(source)
 
-    async def resolve(self, items: list[Item]) -> list[Item]:
-        """The items with every image inline and every file as text; the items themselves when there are none."""
+    async def resolve(self, items: list[Item], principal: common_pb2.Principal | None = None) -> list[Item]:
+        """The items with every image inline and every file as text; the items themselves when there are none.
+        `principal`: whose files a `file_id` may name (none: no file by id)."""
         sources = self._sources(items)
         if not sources:
             return items
@@ -92,7 +99,7 @@ class InputMedia:
         tasks: list[asyncio.Task[dict[str, Any]]] = []
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._resolved(source, budget)) for source in sources]
+                tasks = [group.create_task(self._resolved(source, budget, principal)) for source in sources]
         except BaseExceptionGroup as failures:
             # The first failure answers; the other parts' fetches were cancelled with it.
             raise _first_domain_error(failures) from None
@@ -137,10 +144,12 @@ class InputMedia:
         part = found.part
         file_data, file_url = part.get("file_data"), part.get("file_url")
         if file_data is None and file_url is None:
-            if part.get("file_id") is not None:
-                raise InvalidRequest("Files given by `file_id` are not supported by this gateway yet; send `file_data` "
-                                     "(base64 or a data URL, with `filename`) or `file_url`.",
-                                     param=found.field("file_id"), code="unsupported_value")
+            file_id = part.get("file_id")
+            if file_id is not None:
+                if not isinstance(file_id, str) or not file_id:
+                    raise InvalidRequest(f"Invalid '{found.field('file_id')}': expected a file id.",
+                                         param=found.field("file_id"), code="invalid_value")
+                return _Source(found, "file_id", file_id=file_id)
             raise InvalidRequest(f"An input file needs `file_data` or `file_url` ('{found.param}').", param=found.param,
                                  code="missing_required_parameter")
         if file_data is not None:
@@ -165,8 +174,12 @@ class InputMedia:
         except FetchError as error:
             raise _fetch_refusal(source, error) from None
 
-    async def _resolved(self, source: _Source, budget: _Budget) -> dict[str, Any]:
+    async def _resolved(self, source: _Source, budget: _Budget,
+                        principal: common_pb2.Principal | None) -> dict[str, Any]:
         data, content_type = source.data, source.content_type
+        if source.file_id is not None:
+            source = await self._stored(source, principal)
+            data, content_type = source.data, source.content_type
         url = source.url
         if url is not None:
             limit = self.limits.image_max_bytes if source.part.kind == "image" else self.limits.file_max_bytes
@@ -180,6 +193,27 @@ class InputMedia:
         if source.part.kind == "image":
             return self._inline_image(source, data)
         return await self._file_text(source, data, content_type)
+
+    async def _stored(self, source: _Source, principal: common_pb2.Principal | None) -> _Source:
+        """A file of the tenant's by id, its bytes from retrieval (another tenant's is a 404 naming the part)."""
+        assert source.file_id is not None
+        param = source.part.field("file_id")
+        unknown = NotFound(f"No file found with id '{source.file_id}' ('{param}').", param=param, code="file_not_found")
+        if principal is None:
+            raise unknown
+        try:
+            stored = await self.files.stored_file(principal, source.file_id, self.limits.file_max_bytes)
+        except NotFound:  # unknown, or another tenant's: the same answer
+            raise unknown from None
+        except FileTooLarge as large:
+            raise InvalidRequest(f"The file in '{param}' is larger than this gateway reads ({large.size} bytes; at most "
+                                 f"{self.limits.file_max_bytes}).", param=param, code="input_media_too_large") from None
+        named = source.part.part.get("filename")
+        part = MediaPart(source.part.item, source.part.path,
+                         {**source.part.part, "filename": named if isinstance(named, str) and named.strip()
+                          else stored.filename})
+        return _Source(part, "file_id", data=stored.data, content_type=stored.content_type or None,
+                       file_id=source.file_id)
 
     @staticmethod
     def _inline_image(source: _Source, data: bytes) -> dict[str, Any]:
@@ -265,15 +299,16 @@ INPUT_URL_SETTINGS = SettingNames(
 )
 
 
-def input_media(settings: ExecutorSettings) -> InputMedia:
-    """The executor's input media from its settings; create inside the running event loop (it holds a session)."""
+def input_media(settings: ExecutorSettings, files: Retrieval | None = None) -> InputMedia:
+    """The executor's input media from its settings; create inside the running event loop (it holds a session).
+    `files`: where files given by `file_id` are read."""
     limits = MediaLimits(
         image_max_bytes=settings.input_image_max_bytes, file_max_bytes=settings.input_file_max_bytes,
         file_max_pages=settings.input_file_max_pages, max_urls=settings.input_max_urls,
         max_total_bytes=settings.input_media_max_total_bytes,
     )
     if not settings.input_url_fetch:
-        return InputMedia(NoFetching(), limits)
+        return InputMedia(NoFetching(), limits, files)
     policy = HostPolicy(settings.input_url_allowed_hosts, names=INPUT_URL_SETTINGS, allow_http=settings.input_url_allow_http,
                         private_networks=settings.input_url_private_networks)
-    return InputMedia(GuardedFetcher(policy, timeout_seconds=settings.input_url_timeout_seconds), limits)
+    return InputMedia(GuardedFetcher(policy, timeout_seconds=settings.input_url_timeout_seconds), limits, files)

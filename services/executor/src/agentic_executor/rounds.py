@@ -149,7 +149,8 @@ class Rounds:
         so_far = replace(so_far, rounds=so_far.rounds + 1)
         sequencer = EventSequencer(so_far.next_sequence)
         translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call,
-                                      present=self.calls.registry.public_item, show=self.reasoning)
+                                      present=self.calls.registry.public_item, show=self.reasoning,
+                                      annotate=self.calls.citations.stream_events if self.calls.cites_files else None)
         clock = time.perf_counter()
         upstream_events = self.upstream.stream_response(self.route, body)
         started = opening is None
@@ -183,6 +184,7 @@ class Rounds:
         yield self._result(body, outcome, opened.reading, so_far, finished.outputs)
 
     def _open(self, outcome: RoundOutcome, so_far: TurnSoFar) -> _OpenRound:
+        outcome.output = self.calls.annotated(outcome.output)
         reading = read_round(outcome, self.calls.registry, round_number=so_far.rounds, max_rounds=self.policy.max_rounds)
         reading = replace(reading, shown_first=self.reasoning.all(reading.shown_first),
                           shown_last=self.reasoning.all(reading.shown_last))

@@ -31,6 +31,7 @@ from agentic_executor.input_media import InputMedia, input_media
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
 from agentic_executor.reasoning_seal import ReasoningSeal
+from agentic_executor.retrieval import RetrievalClient
 from agentic_executor.rounds import ToolPolicy
 from agentic_executor.servicer import ExecutorServicer
 from agentic_executor.settings import ExecutorSettings
@@ -60,7 +61,8 @@ async def serve(settings: ExecutorSettings) -> None:
     nats_client = await nats.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
     await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
-    media = input_media(settings)
+    retrieval = RetrievalClient(settings.retrieval_address, settings.retrieval_timeout_seconds)
+    media = input_media(settings, retrieval)
     reasoning = ReasoningSeal.from_settings(settings)
     policy = TurnPolicy(
         conversation_lease_seconds=settings.conversation_lease_seconds,
@@ -68,6 +70,7 @@ async def serve(settings: ExecutorSettings) -> None:
         persist_retry_seconds=settings.persist_retry_seconds,
         shell_enabled=settings.shell_enabled,
         media=media,
+        retrieval=retrieval,
         tools=ToolPolicy(
             max_rounds=settings.max_tool_rounds,
             max_concurrent_calls=settings.max_concurrent_gateway_calls,
@@ -120,4 +123,5 @@ async def serve(settings: ExecutorSettings) -> None:
     await audit.close()
     await state.close()
     await mcp.close()
+    await retrieval.close()
     await nats_client.drain()

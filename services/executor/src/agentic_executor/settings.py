@@ -46,6 +46,13 @@ class ExecutorSettings(UpstreamSettings, CredentialKeySettings):
     max_mcp_servers: int = Field(default=64, ge=1, description="MCP servers one request may declare (400 beyond).")
     max_mcp_tools: int = Field(default=128, ge=1, description="Tools discovered over a request's MCP servers (400 beyond).")
     state_timeout_seconds: float = Field(default=10.0, gt=0, description="Deadline of each call to the state service.")
+    retrieval_address: str = Field(
+        default="127.0.0.1:50055",
+        description="gRPC address of the retrieval service: the stores a `file_search` tool names are checked there as "
+                    "a turn starts, and `input_file` parts given by `file_id` read from there.",
+    )
+    retrieval_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Deadline of each call to the retrieval service (a file's download: all of it).")
     background_concurrency: int = Field(default=16, ge=1, description="Background responses one executor runs at once; "
                                         "the rest wait in the queue (JetStream `BACKGROUND`).")
     background_lease_seconds: float = Field(

@@ -46,6 +46,7 @@ from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.persist import persist_until_known
 from agentic_executor.reasoning_seal import ReasoningSeal
+from agentic_executor.retrieval import NoRetrieval, Retrieval
 from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
 from agentic_executor.turn_context import TurnContext, read_turn_request
 from agentic_executor.turn_record import persist_request, response_object, should_persist
@@ -82,6 +83,7 @@ class TurnPolicy:
     tools: ToolPolicy = ToolPolicy()
     reasoning: ReasoningSeal = field(default_factory=ReasoningSeal)  # no key: reasoning items are never sealed
     media: InputMedia = field(default_factory=InputMedia)  # no fetcher: input URLs are refused
+    retrieval: Retrieval = field(default_factory=NoRetrieval)  # none: file_search is refused
 
 
 class TurnRunner:
@@ -176,7 +178,7 @@ class TurnRunner:
     ) -> executor_pb2.TokenCount:
         """The input a turn would send (history included), counted by the model server or estimated."""
         context = read_turn_request(request, payload, self.router)
-        context.input_items = await self.policy.media.resolve(context.input_items)
+        context.input_items = await self.policy.media.resolve(context.input_items, context.principal)
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
@@ -199,7 +201,7 @@ class TurnRunner:
         try:
             context = read_turn_request(request, payload, self.router)
             # Images fetched and files read before the history: what the turn sends and stores (input_media).
-            context.input_items = await self.policy.media.resolve(context.input_items)
+            context.input_items = await self.policy.media.resolve(context.input_items, context.principal)
             history = await self._load_history(context)
             heartbeat = None
             if context.lease_token is not None:
@@ -249,6 +251,7 @@ class TurnRunner:
                 raise InvalidRequest("MCP tools are not available on this gateway.", param="tools", code="unsupported_tool")
             servers = await self.mcp.discover(context.principal, tools)
         registry = build_registry(tools, operator_tools, shell_enabled=self.policy.shell_enabled, mcp_servers=servers)
+        await self.policy.retrieval.check_stores(context.principal, tools)  # before the model runs: a 404 of ours
         return registry, servers
 
     async def _start(self, context: TurnContext, history: list[Item], *, stream: bool) -> TurnStart:

@@ -1,5 +1,6 @@
 """Wiring of the retrieval service: pool, storage, embeddings client, the Retrieval servicer over gRPC (with health
-and reflection), the `files.ingest` consumer, the stale-ingestion sweep, drain."""
+and reflection), the `files.ingest` consumer, the `tools.exec.file_search` consumer, the stale-ingestion sweep,
+drain."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from agentic.v1 import retrieval_pb2_grpc
 from agentic_runtime import lifecycle, nats
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
+from agentic_runtime.tool_consumer import KindConsumer
 
 from agentic_retrieval.chunking import load_tokenizer
 from agentic_retrieval.consumer import IngestConsumer
 from agentic_retrieval.embeddings import Embedder, HttpEmbedder, NoEmbeddings
 from agentic_retrieval.extraction import ExtractionLimits
+from agentic_retrieval.file_search import FileSearchHandler
 from agentic_retrieval.files import FileStore
 from agentic_retrieval.ingestion import IngestLimits, Ingestor, requeue_stale
 from agentic_retrieval.migrations import has_vectors, migrate
@@ -81,6 +84,7 @@ async def serve(settings: RetrievalSettings) -> None:
         log.info("no embeddings server (AGENTIC_EMBEDDINGS_URL): vector stores are searched by keywords only")
     nats_client = await nats.connect(settings.nats_url, name="agentic-retrieval")
     await ensure_files_stream(nats_client)
+    await nats.ensure_tools_stream(nats_client)
     queue = JetStreamIngestQueue(nats_client)
     storage = PostgresFileStorage(pool, settings.storage_part_bytes)
     stores = VectorStores(pool, queue)
@@ -96,20 +100,24 @@ async def serve(settings: RetrievalSettings) -> None:
     )
     consumer = IngestConsumer(nats_client, ingestor, concurrency=settings.ingest_concurrency,
                               ack_wait=settings.ingest_ack_wait_seconds, max_attempts=settings.ingest_max_attempts)
+    tool_calls = KindConsumer(nats_client, FileSearchHandler(searcher), concurrency=settings.file_search_concurrency,
+                              ack_wait=settings.file_search_ack_wait_seconds,
+                              max_deliveries=settings.file_search_max_deliveries, backoff=[], lag_poll_seconds=5.0)
     service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = RetrievalServicer(FileStore(pool, storage, settings.max_file_bytes), stores, searcher)
     service.add(lambda server: retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server))
     port = await service.start(settings.host, settings.port)
     await consumer.start()
+    await tool_calls.start()
     sweeping = asyncio.create_task(_sweep(pool, queue, settings))
     serve_metrics(settings.metrics_port)
     await service.set_serving(True)
-    log.info("retrieval listening on %s:%d, consuming files.ingest", settings.host, port)
+    log.info("retrieval listening on %s:%d, consuming files.ingest and tools.exec.file_search", settings.host, port)
     await stop.wait()
     sweeping.cancel()
     await service.set_serving(False)
-    await asyncio.gather(consumer.stop(settings.drain_seconds),
+    await asyncio.gather(consumer.stop(settings.drain_seconds), tool_calls.stop(settings.drain_seconds),
                          service.drain(settings.drain_seconds, settings.unready_seconds))
     await embedder.close()
     await nats_client.drain()

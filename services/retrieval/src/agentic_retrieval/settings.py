@@ -96,6 +96,15 @@ class RetrievalSettings(ServiceSettings):
         default=100, ge=10, le=1000,
         description="Candidates each ranker (vector, keyword) contributes before fusion and filtering by score.",
     )
+    file_search_concurrency: int = Field(
+        default=8, ge=1, description="`file_search` tool calls (`tools.exec.file_search`) this replica runs at once.")
+    file_search_ack_wait_seconds: float = Field(
+        default=30.0, gt=0,
+        description="Silence after which a `file_search` call is redelivered to another replica (running ones "
+                    "heartbeat).",
+    )
+    file_search_max_deliveries: int = Field(default=3, ge=1, description="Deliveries of one `file_search` call before "
+                                                                          "it is given up.")
     hnsw_ef_search: int = Field(
         default=100, ge=10, le=1000, description="pgvector's `hnsw.ef_search` for vector queries (recall vs speed).",
     )

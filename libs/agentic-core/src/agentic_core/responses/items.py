@@ -109,7 +109,7 @@ def _require_call_id(item: dict[str, Any], index: int) -> None:
 # function call and output pair the model produced and read, stored beside them; a compaction is
 # read as its summary (agentic_core.responses.compaction.visible_context), never as its sealed blob.
 NOT_FOR_THE_MODEL = frozenset({
-    "web_search_call", "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
+    "web_search_call", "file_search_call", "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
     "mcp_approval_response", "compaction",
 })
 

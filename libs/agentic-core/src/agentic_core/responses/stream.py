@@ -91,6 +91,7 @@ class StreamTranslator:
     function call become that type's events (a custom tool's input) or none.
     `show` gives a finished item its public form in `output_item.done` (a reasoning
     item its sealed `encrypted_content`); the round's outcome keeps the model's.
+    `annotate` turns one public event into the events sent for it (file citations on message text).
     """
 
     def __init__(
@@ -102,8 +103,10 @@ class StreamTranslator:
         is_hidden: Callable[[dict[str, Any]], bool] | None = None,
         present: Presenter | None = None,
         show: Presenter | None = None,
+        annotate: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.sequencer = sequencer
+        self.annotate = annotate
         self.show = show
         self.ids = ids or ItemIds()
         self.index_offset = index_offset
@@ -173,6 +176,8 @@ class StreamTranslator:
                 each["part"] = normalize_content_part(part)
             if "logprobs" in each and each["logprobs"] is None:
                 each["logprobs"] = []
+        if self.annotate is not None:
+            events = [annotated for each in events for annotated in self.annotate(each)]
         if isinstance(output_index, int):
             if output_index in self._hidden:
                 return []

@@ -1,7 +1,7 @@
 """How a gateway-owned call appears to the client: its public item and its streaming lifecycle.
 
 The model saw a function call and its output; the client sees what OpenAI
-shows for the same tool (`web_search_call`, `code_interpreter_call`), or, for
+shows for the same tool (`web_search_call`, `file_search_call`, `code_interpreter_call`), or, for
 operator tools, the completed function call followed by its output.
 """
 
@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from agentic_core.ids import new_item_id
+from agentic_core.tools import file_search
 from agentic_core.tools.protocol import ToolResult, render_for_model
 from agentic_core.tools.registry import ToolBinding
 
@@ -61,6 +62,11 @@ class GatewayCallView:
             if result is not None and "web_search_call.action.sources" in self.include:
                 action["sources"] = result.details.get("sources", [])
             return {"id": self.public_id, "type": "web_search_call", "status": status, "action": action}
+        if self.binding.public_type == file_search.PUBLIC_TYPE:
+            results = None
+            if result is not None and file_search.RESULTS_INCLUDE in self.include:
+                results = result.details.get("results", [])
+            return file_search.public_item(self.public_id, file_search.queries_of(_arguments(self.call)), status, results)
         if self.binding.public_type == "code_interpreter_call":
             outputs = None
             if result is not None and "code_interpreter_call.outputs" in self.include:
@@ -79,9 +85,9 @@ class GatewayCallView:
         item = self._item("in_progress", None)
         events: list[Event] = [{"type": "response.output_item.added", "output_index": output_index, "item": item}]
         base = {"item_id": self.public_id, "output_index": output_index}
-        if self.binding.public_type == "web_search_call":
-            events += [{"type": "response.web_search_call.in_progress", **base},
-                       {"type": "response.web_search_call.searching", **base}]
+        if self.binding.public_type in ("web_search_call", file_search.PUBLIC_TYPE):
+            events += [{"type": f"response.{self.binding.public_type}.in_progress", **base},
+                       {"type": f"response.{self.binding.public_type}.searching", **base}]
         elif self.binding.public_type == "mcp_call":
             arguments = self.call.get("arguments") or "{}"
             events += [{"type": "response.mcp_call.in_progress", **base},
@@ -101,8 +107,8 @@ class GatewayCallView:
         item = self._item(status, result)
         base = {"item_id": self.public_id, "output_index": output_index}
         events: list[Event] = []
-        if self.binding.public_type == "web_search_call" and status == "completed":
-            events.append({"type": "response.web_search_call.completed", **base})
+        if self.binding.public_type in ("web_search_call", file_search.PUBLIC_TYPE) and status == "completed":
+            events.append({"type": f"response.{self.binding.public_type}.completed", **base})
         elif self.binding.public_type == "code_interpreter_call" and status == "completed":
             events.append({"type": "response.code_interpreter_call.completed", **base})
         elif self.binding.public_type == "mcp_call":

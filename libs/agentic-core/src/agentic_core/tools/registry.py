@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools import file_search
 from agentic_core.tools.client_tools import (
     APPLY_PATCH_NAME,
     COMPUTER_NAME,
@@ -29,7 +30,6 @@ CLIENT_TYPES = frozenset({"function", "custom", "namespace", "local_shell", "app
                           "computer"})
 # Hosted tools this gateway has no backend for: refused loudly rather than silently dropped.
 UNSUPPORTED_TYPES = {
-    "file_search": "file_search needs a vector store backend, which this gateway does not have",
     "image_generation": "image generation is not supported by this gateway",
 }
 # Accepted and not offered: every deferred tool (`defer_loading`) is loaded from the start, so there is
@@ -84,7 +84,7 @@ class ToolBinding:
 
     name: str
     owner: Owner
-    kind: str                     # function | custom | web_search | code_interpreter | shell | operator
+    kind: str                     # function | custom | web_search | file_search | code_interpreter | shell | operator
     public_type: str              # the type of the public item a call appears as
     params: dict[str, Any] = field(default_factory=dict)  # the request's declaration, for the runner
     parallel_safe: bool = True
@@ -144,6 +144,10 @@ def build_registry(
         elif tool_type in WEB_SEARCH_TYPES:
             _add(bindings, ToolBinding("web_search", "gateway", "web_search", "web_search_call", _declaration(tool)), param)
             model_tools.append(_WEB_SEARCH_FUNCTION)
+        elif tool_type == file_search.NAME:
+            _add(bindings, ToolBinding(file_search.NAME, "gateway", file_search.NAME, file_search.PUBLIC_TYPE,
+                                       file_search.declaration(tool, param)), param)
+            model_tools.append(file_search.FUNCTION)
         elif tool_type == "code_interpreter":
             container = tool.get("container", {"type": "auto"})
             if not (isinstance(container, str) or (isinstance(container, dict) and container.get("type") == "auto")):
@@ -205,7 +209,8 @@ def _add(bindings: dict[str, ToolBinding], binding: ToolBinding, param: str) -> 
 
 
 # Tool choices naming a tool type whose model function has a fixed name.
-_FIXED_CHOICES = {"code_interpreter": "code_interpreter", "shell": SHELL_NAME, "local_shell": LOCAL_SHELL_NAME,
+_FIXED_CHOICES = {"code_interpreter": "code_interpreter", file_search.NAME: file_search.NAME, "shell": SHELL_NAME,
+                  "local_shell": LOCAL_SHELL_NAME,
                   "apply_patch": APPLY_PATCH_NAME, "computer_use_preview": COMPUTER_NAME, "computer": COMPUTER_NAME}
 
 
