@@ -1,5 +1,5 @@
 """Tenants never see each other: every route of the gateway's OpenAPI document that names a stored object in its
-path (`response_id`, `conversation_id`, `item_id`), with every method, called as tenant-b with tenant-a's ids,
+path (`response_id`, `conversation_id`, `item_id`, `file_id`, `vector_store_id`, `batch_id`), with every method, called as tenant-b with tenant-a's ids,
 answers 404 in OpenAI's error shape, exactly as it answers for an id that never existed (no 403, no existence
 oracle), with none of tenant-a's data; tenant-a's objects are unchanged afterwards, and the same calls as tenant-a
 find them. Bodies are the smallest valid ones the document's request schemas allow.
@@ -25,7 +25,8 @@ from conftest import TENANT_KEYS
 from tests.support.fake_upstream import FakeUpstream, Text
 
 MODEL = "smollm2"
-OWNED = ("response_id", "conversation_id", "item_id")  # path parameters naming a tenant's stored objects
+# Path parameters naming a tenant's stored objects.
+OWNED = ("response_id", "conversation_id", "item_id", "file_id", "vector_store_id", "batch_id")
 SHARED = ("model",)  # path parameters naming what every tenant shares (the model catalogue)
 SECRET = f"tenant-a-secret-{secrets.token_hex(6)}"  # in every text tenant-a stores
 ERROR_FIELDS = {"message", "type", "param", "code"}
@@ -42,11 +43,15 @@ class Owned:
     conversation: str
     item: str  # an item of the conversation
     other_conversation: str  # tenant-b's own conversation
+    file: str  # an uploaded file, indexed in `vector_store`
+    vector_store: str
+    batch: str  # a file batch of `vector_store`
     texts: tuple[str, ...] = field(default=())
 
     @property
     def ids(self) -> tuple[str, ...]:
-        return self.stored, self.background, self.in_conversation, self.conversation, self.item
+        return (self.stored, self.background, self.in_conversation, self.conversation, self.item, self.file,
+                self.vector_store, self.batch)
 
 
 def _headers(tenant: str) -> dict[str, str]:
@@ -110,8 +115,29 @@ def owned(http: httpx.Client, fake_upstream: FakeUpstream) -> Owned:
     items = http.get(f"/v1/conversations/{conversation}/items", headers=a).json()["data"]
     reply = http.post("/v1/conversations", headers=_headers("tenant-b"), json={})
     assert reply.status_code == 200, reply.text
-    return Owned(stored, background, in_conversation, conversation, items[0]["id"], reply.json()["id"],
-                 texts=(SECRET,))
+    other_conversation = reply.json()["id"]
+    file, vector_store, batch = _knowledge(http, a)
+    return Owned(stored, background, in_conversation, conversation, items[0]["id"], other_conversation, file,
+                 vector_store, batch, texts=(SECRET,))
+
+
+def _knowledge(http: httpx.Client, a: dict[str, str]) -> tuple[str, str, str]:
+    """tenant-a's file, indexed in a vector store of its own, and a file batch of that store (all ended)."""
+    reply = http.post("/v1/files", headers=a, data={"purpose": "assistants"},
+                      files={"file": ("secret.txt", f"{SECRET} in a file".encode(), "text/plain")})
+    assert reply.status_code == 200, reply.text
+    file = reply.json()["id"]
+    reply = http.post("/v1/vector_stores", headers=a, json={"name": SECRET, "file_ids": [file]})
+    assert reply.status_code == 200, reply.text
+    vector_store = reply.json()["id"]
+    reply = http.post(f"/v1/vector_stores/{vector_store}/file_batches", headers=a, json={"file_ids": [file]})
+    assert reply.status_code == 200, reply.text
+    batch = reply.json()["id"]
+    deadline = time.monotonic() + 30
+    while http.get(f"/v1/vector_stores/{vector_store}/file_batches/{batch}", headers=a).json()["status"] == "in_progress":
+        assert time.monotonic() < deadline, "the batch did not end"
+        time.sleep(0.2)
+    return file, vector_store, batch
 
 
 # --- the routes, from the document ---------------------------------------------------------------------
@@ -189,18 +215,19 @@ class Call:
 
 def calls(document: dict[str, Any], owned: Owned) -> list[Call]:
     choices = {"response_id": [owned.stored, owned.background, owned.in_conversation],
-               "conversation_id": [owned.conversation], "item_id": [owned.item]}
+               "conversation_id": [owned.conversation], "item_id": [owned.item], "file_id": [owned.file],
+               "vector_store_id": [owned.vector_store], "batch_id": [owned.batch]}
     result = []
     for method, path in parameterised_routes(document):
         operation = document["paths"][path][method]
         body_schema = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
-        body = minimal(body_schema, document) if body_schema else None
+        body = _naming_owned_files(minimal(body_schema, document), owned) if body_schema else None
         parameters = _path_parameters(path)
         for combination in itertools.product(*(choices[name] for name in parameters)):
             values = dict(zip(parameters, combination, strict=True))
             filled = path.format(**values)
             # The owner's control: a cancel only finds background responses; every other route finds all.
-            control = not (path.endswith("/cancel") and values["response_id"] != owned.background)
+            control = not (path.endswith("/cancel") and values.get("response_id", owned.background) != owned.background)
             result.append(Call(method, filled, values, {}, body, control))
             if method == "get" and path == "/v1/responses/{response_id}" and values["response_id"] == owned.background:
                 result.append(Call(method, filled, values, {"stream": "true", "starting_after": "0"}, body, control))
@@ -208,6 +235,16 @@ def calls(document: dict[str, Any], owned: Owned) -> list[Call]:
             values = {"conversation_id": owned.other_conversation, "item_id": owned.item}
             result.append(Call(method, path.format(**values), values, {}, body, control=False))
     return result
+
+
+def _naming_owned_files(body: Any, owned: Owned) -> Any:
+    """A body that names files names tenant-a's (the owner's control call must find them)."""
+    if isinstance(body, dict):
+        if "file_id" in body:
+            body = {**body, "file_id": owned.file}
+        if "file_ids" in body:
+            body = {**body, "file_ids": [owned.file]}
+    return body
 
 
 def _send(http: httpx.Client, call: Call, tenant: str, path: str | None = None) -> httpx.Response:
@@ -241,7 +278,9 @@ def _assert_not_found_and_no_data(reply: httpx.Response, owned: Owned, asked: di
 def test_the_document_names_stored_objects_in_paths(document: dict[str, Any]) -> None:
     routes = parameterised_routes(document)
     assert {path for _, path in routes} >= {"/v1/responses/{response_id}", "/v1/conversations/{conversation_id}",
-                                            "/v1/conversations/{conversation_id}/items/{item_id}"}
+                                            "/v1/conversations/{conversation_id}/items/{item_id}", "/v1/files/{file_id}",
+                                            "/v1/vector_stores/{vector_store_id}/files/{file_id}",
+                                            "/v1/vector_stores/{vector_store_id}/file_batches/{batch_id}"}
     assert len(routes) >= 10
 
 
@@ -364,6 +403,6 @@ def test_websocket_mode_does_not_continue_another_tenants_response(gateway_url: 
 def test_the_owner_deletes_what_tenant_b_could_not(http: httpx.Client, document: dict[str, Any], owned: Owned) -> None:
     deletes = [call for call in calls(document, owned) if call.control and call.method == "delete"]
     assert deletes
-    for call in sorted(deletes, key=lambda c: "items" not in c.path):  # the item before its conversation
+    for call in sorted(deletes, key=lambda c: -c.path.count("/")):  # an item before its conversation, a store file before its store
         reply = _send(http, call, "tenant-a")
         assert reply.status_code == 200, (call, reply.status_code, reply.text[:300])

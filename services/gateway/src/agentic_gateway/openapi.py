@@ -43,7 +43,46 @@ _PAGE = [
     query("after", ID, "The id to list after (a cursor)."),
 ]
 
+_STORE = "/v1/vector_stores/{vector_store_id}"
+_ATTRIBUTES: Schema = {"type": "object", "maxProperties": 16,
+                       "additionalProperties": {"type": ["string", "number", "boolean"]}}
+_EXPIRES_AFTER: Schema = {"type": "object", "required": ["anchor", "days"], "properties": {
+    "anchor": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 365}}}
+_CHUNKING: Schema = {"type": "object", "required": ["type"], "properties": {"type": {"enum": ["auto", "static"]}}}
+_FILE_IDS: Schema = {"type": "array", "minItems": 1, "maxItems": 500, "items": ID}
+# Files and vector stores: the retrieval service validates what the gateway relays (docs/retrieval.md).
+_RETRIEVAL: dict[tuple[str, str], Schema] = {
+    ("post", "/v1/files"): {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["purpose", "file"],
+        "properties": {"purpose": {"type": "string"}, "file": {"type": "string", "format": "binary"},
+                       "expires_after[anchor]": {"type": "string"}, "expires_after[seconds]": {"type": "integer"}},
+    }}}}},
+    ("get", "/v1/files"): {"parameters": [*_PAGE, query("purpose", {"type": "string"})]},
+    ("post", "/v1/vector_stores"): {"requestBody": json_body({"type": "object", "properties": {
+        "name": {"type": "string"}, "file_ids": _FILE_IDS, "metadata": METADATA, "expires_after": _EXPIRES_AFTER,
+        "chunking_strategy": _CHUNKING}}, required=False)},
+    ("get", "/v1/vector_stores"): {"parameters": [*_PAGE, query("before", ID)]},
+    ("post", _STORE): {"requestBody": json_body({"type": "object", "properties": {
+        "name": {"type": ["string", "null"]}, "metadata": {"anyOf": [METADATA, {"type": "null"}]},
+        "expires_after": {"anyOf": [_EXPIRES_AFTER, {"type": "null"}]}}}, required=False)},
+    ("post", f"{_STORE}/files"): {"requestBody": json_body({"type": "object", "required": ["file_id"], "properties": {
+        "file_id": ID, "attributes": _ATTRIBUTES, "chunking_strategy": _CHUNKING}})},
+    ("get", f"{_STORE}/files"): {"parameters": [
+        *_PAGE, query("before", ID), query("filter", {"enum": ["in_progress", "completed", "failed", "cancelled"]})]},
+    ("post", f"{_STORE}/files/{{file_id}}"): {"requestBody": json_body({
+        "type": "object", "required": ["attributes"], "properties": {"attributes": _ATTRIBUTES}})},
+    ("post", f"{_STORE}/file_batches"): {"requestBody": json_body({"type": "object", "required": ["file_ids"], "properties": {
+        "file_ids": _FILE_IDS, "attributes": _ATTRIBUTES, "chunking_strategy": _CHUNKING}})},
+    ("get", f"{_STORE}/file_batches/{{batch_id}}/files"): {"parameters": [
+        *_PAGE, query("before", ID), query("filter", {"enum": ["in_progress", "completed", "failed", "cancelled"]})]},
+    ("post", f"{_STORE}/search"): {"requestBody": json_body({"type": "object", "required": ["query"], "properties": {
+        "query": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {"type": "string"}}]},
+        "filters": {"type": "object"}, "max_num_results": {"type": "integer", "minimum": 1, "maximum": 50},
+        "ranking_options": {"type": "object"}, "rewrite_query": {"type": "boolean"}}})},
+}
+
 OPERATIONS: dict[tuple[str, str], Schema] = {
+    **_RETRIEVAL,
     ("post", "/v1/responses"): {"requestBody": json_body(CREATE_RESPONSE)},
     ("post", "/v1/responses/input_tokens"): {"requestBody": json_body(CREATE_RESPONSE)},
     ("post", "/v1/responses/compact"): {"requestBody": json_body(_COMPACT)},
