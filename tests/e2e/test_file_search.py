@@ -135,3 +135,22 @@ def test_a_file_id_of_another_tenant_is_404_naming_the_part(other_tenant: OpenAI
             {"type": "input_text", "text": "Read this."}, {"type": "input_file", "file_id": ids["alpacas.txt"]}]}])
     assert raised.value.body["param"] == "input[0].content[1].file_id"
     assert upstream.requests == []
+
+
+def test_a_continuation_shows_the_model_the_search_it_made(client: OpenAI, upstream, library) -> None:
+    store_id, _ = library
+    upstream.script(FunctionCall("file_search", '{"queries": ["glacier"]}'), Text("Ice."), Text("Still ice."))
+    first = client.responses.create(model=MODEL, input="glaciers?", tools=[_tool(store_id)])
+    client.responses.create(model=MODEL, input="and?", previous_response_id=first.id)
+    assert [item["type"] for item in upstream.requests[-1]["input"]] == [
+        "message", "function_call", "function_call_output", "message", "message"]
+    assert "dense ice" in _tool_output(upstream.requests[-1])
+
+
+def test_a_background_turn_naming_another_tenants_store_is_404_at_once(other_tenant: OpenAI, upstream,
+                                                                         library) -> None:
+    store_id, _ = library
+    with pytest.raises(openai.NotFoundError) as raised:
+        other_tenant.responses.create(model=MODEL, input="x", tools=[_tool(store_id)], background=True)
+    assert raised.value.body["param"] == "tools[0].vector_store_ids"
+    assert upstream.requests == []

@@ -78,6 +78,8 @@ class BackgroundTurns:
             await self.state.rehydrate(context.principal, context.request.previous_response_id)
         elif context.conversation_id:
             await self.state.conversation_history(context.principal, context.conversation_id)
+        # So are the stores a file_search tool names (checked again when the turn runs).
+        await self.runner.policy.retrieval.check_stores(context.principal, context.request.tools or [])
         queued_request = self._sealed_credentials(request)
         queued = response_object(context, TurnSoFar(), TurnEnding("queued"))
         await self.state.background("CreateBackground", context.principal, context.response_id,
