@@ -217,9 +217,9 @@ def test_codex_searches_the_web_through_the_gateway(codex: AgentClient, upstream
 
 
 # Native pass-through (vLLM serves /v1/messages); the translation in front of a Chat Completions server; and in
-# front of a Responses server that answers /v1/messages as OpenAI's API does (an error object in a 404).
-@pytest.mark.parametrize("model", [MODEL, CHAT_MODEL, UNKNOWN_ROUTE_MODELS["openai"]],
-                         ids=["native-messages", "translated-to-chat", "translated-openai-like"])
+# front of Responses servers that answer /v1/messages as FastAPI, OpenAI's API and llama.cpp do.
+@pytest.mark.parametrize("model", [MODEL, CHAT_MODEL, *UNKNOWN_ROUTE_MODELS.values()],
+                         ids=["native-messages", "translated-to-chat", *(f"translated-{flavor}-like" for flavor in UNKNOWN_ROUTE_MODELS)])
 def test_claude_code_runs_bash_and_prints_the_answer(model: str, claude_for: Callable[[str], AgentClient],
                                                      upstream: FakeUpstream) -> None:
     claude = claude_for(model)
