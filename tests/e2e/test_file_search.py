@@ -154,3 +154,12 @@ def test_a_background_turn_naming_another_tenants_store_is_404_at_once(other_ten
         other_tenant.responses.create(model=MODEL, input="x", tools=[_tool(store_id)], background=True)
     assert raised.value.body["param"] == "tools[0].vector_store_ids"
     assert upstream.requests == []
+
+
+def test_the_messages_api_takes_the_tool_declared_the_responses_way(anthropic_client, upstream, library) -> None:
+    store_id, ids = library
+    upstream.script(FunctionCall("file_search", '{"queries": ["alpaca"]}'), Text("Fleece."))
+    message = anthropic_client.messages.create(model=MODEL, max_tokens=64, tools=[_tool(store_id)],
+                                               messages=[{"role": "user", "content": "alpacas?"}])
+    assert [block.type for block in message.content] == ["text"] and message.content[0].text == "Fleece."
+    assert f"[{ids['alpacas.txt']}] alpacas.txt" in _tool_output(upstream.requests[1])

@@ -44,7 +44,7 @@ from agentic_core.errors import InvalidRequest
 
 WEB_SEARCH_TOOL_TYPES = frozenset({"web_search_20250305", "web_search_20260209", "web_search_20260318"})
 # Gateway tools declared the Responses way; the registry validates them as on /v1/responses.
-GATEWAY_TOOL_TYPES = frozenset({"operator", "code_interpreter", "shell"})
+GATEWAY_TOOL_TYPES = frozenset({"operator", "code_interpreter", "shell", "file_search"})
 WEB_SEARCH_SOURCES = "web_search_call.action.sources"
 SAFETY_IDENTIFIER_MAX_CHARS = 64  # OpenAI's limit on `safety_identifier`
 

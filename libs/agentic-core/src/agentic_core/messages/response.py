@@ -8,7 +8,7 @@ What the client sees, in output order:
 | `message` | one `text` block per non-empty `output_text` / `refusal` part |
 | client `function_call` | `tool_use` (`input` = the parsed arguments) |
 | `web_search_call` | `server_tool_use` (`srvtoolu_…`, input `{query}`) + `web_search_tool_result` |
-| gateway `function_call` + `function_call_output` (operator, shell), `code_interpreter_call`, `mcp_*` | hidden: the gateway ran them; Messages has no public form for them |
+| gateway `function_call` + `function_call_output` (operator, shell), `code_interpreter_call`, `file_search_call`, `mcp_*` | hidden: the gateway ran them; Messages has no public form for them |
 
 Ids are derived, not random (`resp_X` → `msg_X`, `ws_X` → `srvtoolu_X`), so the
 JSON path and the stream name the same things the same way.
