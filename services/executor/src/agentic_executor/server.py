@@ -11,7 +11,7 @@ from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_core.routing import ModelRouter
 from agentic_core.usage.turn_usage import usage_of
 from agentic_runtime import lifecycle, nats
-from agentic_runtime.audit_recorder import AuditRecorder
+from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
 from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.grpc_server import GrpcService
 from agentic_runtime.metrics import serve_metrics
@@ -88,7 +88,7 @@ async def serve(settings: ExecutorSettings) -> None:
                           summary_max_tokens=settings.compaction_summary_max_tokens, reasoning=reasoning)
     router = build_router(settings)
     # Every turn's usage and audit record, sent to the state service in batches.
-    usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)
+    usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer, AuditBounds.of(settings))
     runner = TurnRunner(
         upstream, router, state, policy,
         dispatcher, OperatorToolCatalog(nats_client), mcp, compactor, usage, audit,

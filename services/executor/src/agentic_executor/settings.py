@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agentic_runtime.audit_recorder import AuditSettings
 from agentic_runtime.settings import CredentialKeySettings, UpstreamSettings, check_secret_strength, fixed_env
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 
-class ExecutorSettings(UpstreamSettings, CredentialKeySettings):
+class ExecutorSettings(UpstreamSettings, CredentialKeySettings, AuditSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_EXECUTOR_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the gRPC server binds.")

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agentic_runtime import nats
-from agentic_runtime.audit_recorder import AuditRecorder
+from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
 from agentic_runtime.credential_seal import CredentialSeal
 from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
 from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
@@ -37,7 +37,7 @@ def create_app(settings: LlmDSettings) -> FastAPI:
         dispatcher = ToolDispatcher(connection, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
         await dispatcher.start()
         # Split turns' usage and audit records, sent to the state service in batches.
-        usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer)
+        usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer, AuditBounds.of(settings))
         app.state.llm_d = LlmD(
             settings=settings,
             auth=WorkloadAuth(settings.api_token.get_secret_value().strip(), settings.tenant_header,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentic_runtime.audit_recorder import AuditSettings
 from agentic_runtime.settings import CredentialKeySettings, HttpServiceSettings, check_secret_strength, fixed_env
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
@@ -9,7 +10,7 @@ from pydantic_settings import SettingsConfigDict
 MIB = 1024 * 1024
 
 
-class LlmDSettings(HttpServiceSettings, CredentialKeySettings):
+class LlmDSettings(HttpServiceSettings, CredentialKeySettings, AuditSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTIC_LLM_D_", extra="ignore", frozen=True)
 
     host: str = Field(default="0.0.0.0", description="Address the HTTP server binds.")
