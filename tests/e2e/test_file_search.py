@@ -163,3 +163,12 @@ def test_the_messages_api_takes_the_tool_declared_the_responses_way(anthropic_cl
                                                messages=[{"role": "user", "content": "alpacas?"}])
     assert [block.type for block in message.content] == ["text"] and message.content[0].text == "Fleece."
     assert f"[{ids['alpacas.txt']}] alpacas.txt" in _tool_output(upstream.requests[1])
+
+
+def test_a_conversation_lists_the_search_as_its_public_item(client: OpenAI, upstream, library) -> None:
+    store_id, _ = library
+    conversation = client.conversations.create()
+    upstream.script(FunctionCall("file_search", '{"queries": ["glacier"]}'), Text("Ice."))
+    client.responses.create(model=MODEL, input="glaciers?", tools=[_tool(store_id)], conversation=conversation.id)
+    listed = client.conversations.items.list(conversation.id, order="asc").data
+    assert [item.type for item in listed] == ["message", "file_search_call", "message"]

@@ -138,3 +138,34 @@ async def test_an_error_after_the_stream_started_fails_the_turn() -> None:
     events, result = await _streamed(_rounds(ScriptedUpstream(UpstreamUnavailable("down"))), TurnSoFar(rounds=1), None)
     assert events == [] and isinstance(result, TurnDone)
     assert result.ending.status == "failed" and result.ending.error["message"] == "down"
+
+
+class FileSearchDispatcher:
+    async def call(self, call: ToolCall, timeout: float) -> ToolResult:
+        assert call.kind == "file_search" and call.params["vector_store_ids"] == ["vs_1"] and call.tenant == "t"
+        return ToolResult.ok(call.call_id, "[file-aaa] a.txt", queries=["x"],
+                             results=[{"file_id": "file-aaa", "filename": "a.txt", "score": 0.5, "attributes": {},
+                                       "text": "alpha"}])
+
+
+async def test_messages_after_a_file_search_cite_what_it_found_in_both_forms() -> None:
+    search = {**CALL, "name": "file_search", "arguments": '{"queries": ["x"]}'}
+    cited = {**MESSAGE, "content": [{**MESSAGE["content"][0], "text": "alpha [file-aaa]"}]}
+    annotation = {"type": "file_citation", "file_id": "file-aaa", "filename": "a.txt", "index": 6}
+    for stream in (False, True):
+        policy = ToolPolicy()
+        calls = GatewayCalls(FileSearchDispatcher(), build_registry([{"type": "file_search", "vector_store_ids": ["vs_1"]}]),
+                             policy, response_id="resp_1", tenant="t", include=set(), max_tool_calls=None)
+        rounds = Rounds(ScriptedUpstream([search], [cited]), calls, policy, route=ROUTE)  # type: ignore[arg-type]
+        if stream:
+            events = [event async for event in rounds.run_stream(BODY, TurnSoFar(), [])]
+            done = events[-1]
+            shown = [orjson.loads(data) for _, _, data in events[:-1]]
+            last = [event for event in shown if event["type"] == "response.output_item.done"][-1]
+            assert last["item"]["content"][0]["annotations"] == [annotation]
+        else:
+            done = await rounds.run_json(BODY, TurnSoFar())
+        assert isinstance(done, TurnDone)
+        output = list(done.so_far.public_output)
+        assert [item["type"] for item in output] == ["file_search_call", "message"]
+        assert output[0]["results"] is None and output[1]["content"][0]["annotations"] == [annotation]
