@@ -69,7 +69,7 @@ clean:
 # Container images (needs a Docker engine): one per service, built from the repository root.
 IMAGE_REPOSITORY ?= ghcr.io/agentic
 IMAGE_TAG ?= dev
-IMAGE_SERVICES := gateway executor state mcp-bridge tool-runner llm-d
+IMAGE_SERVICES := gateway executor state mcp-bridge tool-runner llm-d retrieval
 
 .PHONY: images
 images:

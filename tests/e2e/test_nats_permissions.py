@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import shutil
 import sysconfig
 import time
@@ -31,7 +32,7 @@ CHART_VALUES = {
     "gateway": {"quotas": {"requestsPerMinute": 10000}},
     "toolRunner": {"toolKinds": ["operator", "web_search"]},
 }
-COMPONENTS = ("executor", "gateway", "llm-d", "mcp-bridge", "tool-runner")
+COMPONENTS = ("executor", "gateway", "llm-d", "mcp-bridge", "retrieval", "tool-runner")
 
 
 @dataclass
@@ -154,7 +155,7 @@ def test_no_user_may_subscribe_to_another_services_answers(chart_nats: ChartNats
         await client.subscribe("_INBOX.executor.>")
         await client.subscribe("_INBOX.>")
 
-    for component in ("tool-runner", "mcp-bridge", "gateway", "llm-d"):
+    for component in ("tool-runner", "mcp-bridge", "gateway", "llm-d", "retrieval"):
         assert len(_violations(chart_nats, component, attempt)) == 2, component
 
 
@@ -179,6 +180,15 @@ def test_a_background_turn_runs_and_streams_with_each_services_own_user(client: 
     assert response.status == "completed" and response.output_text == "done in the background"
     events = list(client.responses.retrieve(queued.id, stream=True))
     assert events[-1].type == "response.completed"
+
+
+def test_a_file_is_ingested_through_retrieval_s_own_queue_and_searched(client: OpenAI) -> None:
+    store = client.vector_stores.create(name="permitted")
+    done = client.vector_stores.files.upload_and_poll(vector_store_id=store.id, poll_interval_ms=100,
+                                                     file=("notes.txt", io.BytesIO(b"wombats dig burrows with their claws")))
+    assert done.status == "completed", done.last_error
+    results = client.vector_stores.search(store.id, query="wombat burrows")
+    assert [result.file_id for result in results.data] == [done.id]
 
 
 def test_no_service_was_refused_anything(client: OpenAI, upstream, chart_nats: ChartNats) -> None:

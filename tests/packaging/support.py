@@ -84,6 +84,7 @@ SERVICES = (
     Service("mcp-bridge", "mcpBridge", "grpc"),
     Service("tool-runner", "toolRunner", "http"),
     Service("llm-d", "llmD", "http"),
+    Service("retrieval", "retrieval", "grpc"),
 )
 BY_COMPONENT = {service.component: service for service in SERVICES}
 
@@ -104,6 +105,15 @@ def field_env_names(settings_class: type[ServiceSettings], field_name: str) -> l
     if isinstance(alias, str):
         return [alias.upper()]
     return [(settings_class.model_config.get("env_prefix", "") + field_name).upper()]
+
+
+# The migration Jobs' components and the service whose image and settings each runs.
+MIGRATIONS = {"migrate": "state", "retrieval-migrate": "retrieval"}
+
+
+def service_of(component: str) -> Service:
+    """The service a workload of `component` runs: itself, or the schema owner a migration Job belongs to."""
+    return BY_COMPONENT[MIGRATIONS.get(component, component)]
 
 
 def load_settings(service: Service, env: dict[str, str]) -> ServiceSettings:

@@ -30,6 +30,7 @@ from tests.packaging.support import (
     preset_values,
     render,
     rendered_preset,
+    service_of,
     with_required,
     without_generated,
 )
@@ -86,7 +87,7 @@ def test_object_names_are_unique_per_kind(preset: str) -> None:
 
 
 def test_defaults_deploy_every_service_but_llm_d() -> None:
-    assert set(deployments("default")) == {"gateway", "executor", "state", "mcp-bridge", "tool-runner"}
+    assert set(deployments("default")) == {"gateway", "executor", "state", "mcp-bridge", "tool-runner", "retrieval"}
     assert set(deployments("llm-d")) == {s.component for s in SERVICES}
 
 
@@ -167,8 +168,8 @@ def test_container_and_service_ports_match_the_settings(preset: str) -> None:
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_every_env_var_is_a_setting_of_its_service(preset: str) -> None:
     workloads = list(deployments(preset).items())
-    # The migration Job runs the state image, with the state service's settings.
-    workloads += [("state", job) for job in of_kind(rendered_preset(preset), "Job").values()]
+    # Each migration Job runs its schema owner's image, with that service's settings.
+    workloads += [(service_of(component_of(job)).component, job) for job in of_kind(rendered_preset(preset), "Job").values()]
     for component, workload in workloads:
         service = BY_COMPONENT[component]
         known = set(service.env_names) | EXTRA_ENV | PENDING_ENV.get(component, set())
@@ -319,7 +320,7 @@ def test_keda_scales_tool_runners_on_their_durable_consumers_lag() -> None:
     objects = {component_of(s): s for s in rendered_preset("production") if s["kind"] == "ScaledObject"}
     kinds = yaml.safe_load((CHART / "values.yaml").read_text())["toolRunner"]["toolKinds"]
     expected = {"tool-runner": [durable_name(kind) for kind in kinds], "mcp-bridge": [durable_name(MCP_KIND)]}
-    assert set(objects) == set(expected)
+    assert set(objects) == set(expected) | {"retrieval"}  # retrieval's: test_keda_scales_retrieval_on_ingestion_lag_and_cpu
     for component, consumers in expected.items():
         spec = objects[component]["spec"]
         assert spec["scaleTargetRef"]["name"] == name_of(component)
@@ -362,7 +363,7 @@ def test_durable_consumer_names_are_the_tool_protocols(values: dict[str, Any]) -
     """KEDA reads the lag of a consumer by name: a name the services do not create scales on nothing."""
     documents = _render(values)
     kinds = served_kinds(documents)
-    scaled = {component_of(s): s for s in documents if s["kind"] == "ScaledObject"}
+    scaled = {component_of(s): s for s in documents if s["kind"] == "ScaledObject" and component_of(s) != "retrieval"}
     assert set(scaled) == set(kinds) == {"tool-runner", "mcp-bridge"}
     for component, served in kinds.items():
         triggers = scaled[component]["spec"]["triggers"]
@@ -396,7 +397,7 @@ def test_lag_threshold_is_per_replica_and_may_differ_per_kind() -> None:
 def test_a_release_of_only_the_runners_of_one_kind_scales_that_kind_alone() -> None:
     """docs/deployment.md: a second release per kind gives that kind its own pods and ScaledObject."""
     values = preset_values("production")
-    values.update({key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge")})
+    values.update({key: {"enabled": False} for key in ("gateway", "executor", "state", "mcpBridge", "retrieval")})
     values.update({"ingress": {"enabled": False}, "dashboards": {"enabled": False}})
     values["metrics"]["prometheusRule"]["enabled"] = False
     values["toolRunner"] = {"toolKinds": ["code_interpreter"], "autoscaling": {"mode": "keda", "maxReplicas": 100, "lagThreshold": 2}}
@@ -470,7 +471,8 @@ def _edges(documents: list[dict[str, Any]]) -> set[tuple[str, str]]:
     return edges
 
 
-ARCHITECTURE = {("gateway", "executor"), ("gateway", "state"), ("executor", "state"), ("executor", "mcp-bridge"), ("llm-d", "state")}
+ARCHITECTURE = {("gateway", "executor"), ("gateway", "state"), ("executor", "state"), ("executor", "mcp-bridge"), ("llm-d", "state"),
+                ("gateway", "retrieval"), ("executor", "retrieval")}
 
 
 def test_network_policies_allow_exactly_the_architectures_edges() -> None:
@@ -506,9 +508,9 @@ def test_every_service_has_a_network_policy_behind_a_default_deny(preset: str) -
             assert len(own) == 1, workload["metadata"]["name"]
 
 
-def test_state_and_the_migration_reach_only_dns_postgresql_and_the_collector() -> None:
+def test_state_and_the_migrations_reach_only_dns_postgresql_and_the_collector() -> None:
     policies = of_kind(rendered_preset("production"), "NetworkPolicy")
-    for name in (name_of("state"), name_of("migrate")):
+    for name in (name_of("state"), name_of("migrate"), name_of("retrieval-migrate")):
         ports = sorted(p["port"] for rule in policies[name]["spec"]["egress"] for p in rule["ports"])
         assert ports == [53, 53, 4318, 5432]
 
@@ -579,7 +581,8 @@ def test_default_tool_egress_excludes_cluster_private_and_link_local_ranges() ->
 @pytest.mark.parametrize(("preset", "events"), [("production", "pre-install,pre-upgrade"), ("external-infra", "pre-install,pre-upgrade"), ("default", "post-install,pre-upgrade")])
 def test_migrations_run_as_a_hook_job_from_the_state_image(preset: str, events: str) -> None:
     documents = rendered_preset(preset)
-    (job,) = of_kind(documents, "Job").values()
+    assert set(of_kind(documents, "Job")) == {name_of("migrate"), name_of("retrieval-migrate")}
+    job = of_kind(documents, "Job")[name_of("migrate")]
     assert job["metadata"]["annotations"]["helm.sh/hook"] == events
     spec = container(job)
     state = container(deployments(preset)["state"])
@@ -592,7 +595,7 @@ def test_migrations_run_as_a_hook_job_from_the_state_image(preset: str, events: 
 
 def test_a_database_url_value_reaches_the_pre_install_job_through_a_hook_secret() -> None:
     documents = rendered_preset("external-infra")
-    job = next(iter(of_kind(documents, "Job").values()))
+    job = of_kind(documents, "Job")[name_of("migrate")]
     (ref,) = [e["valueFrom"]["secretKeyRef"] for e in container(job)["env"] if e["name"] == "AGENTIC_DATABASE_URL"]
     hook_secret = of_kind(documents, "Secret")[ref["name"]]
     assert "pre-install" in hook_secret["metadata"]["annotations"]["helm.sh/hook"]
@@ -641,7 +644,8 @@ def test_dashboard_plots_latency_ttft_queue_lag_and_errors_from_real_metrics() -
         assert family in families, f"the dashboard queries {metric}, which no service exports"
 
 
-GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/organization"]
+GATEWAY_PATHS = ["/v1/responses", "/v1/conversations", "/v1/messages", "/v1/models", "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/organization",
+                 "/v1/files", "/v1/vector_stores"]
 
 
 def test_prometheus_rule_alerts_on_errors_latency_tool_lag_and_persist_failures_from_real_metrics() -> None:
@@ -786,7 +790,7 @@ def test_an_image_digest_is_what_runs() -> None:
     documents = _render({"state": {"image": {"digest": DIGEST}}, "image": {"tag": "1.2.3"}})
     state = of_kind(documents, "Deployment")[name_of("state")]
     assert container(state)["image"] == f"ghcr.io/agentic/state:1.2.3@{DIGEST}"
-    (job,) = of_kind(documents, "Job").values()
+    job = of_kind(documents, "Job")[name_of("migrate")]
     assert container(job)["image"] == container(state)["image"]  # migrations run the same image
     assert container(of_kind(documents, "Deployment")[name_of("executor")])["image"] == "ghcr.io/agentic/executor:1.2.3"
 

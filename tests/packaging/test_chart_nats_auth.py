@@ -37,7 +37,8 @@ EVERY_NATS_CLIENT = {"llmD": {"enabled": True}, "gateway": {"quotas": {"concurre
                      "toolRunner": {"toolKinds": ["web_search", "code_interpreter", "operator"]}}
 # What the services connect as (agentic_runtime.nats.connect's name): their reply subjects follow from it.
 CONNECTION_NAMES = {"executor": "agentic-executor", "gateway": "agentic-gateway", "llm-d": "agentic-llm-d",
-                    "mcp-bridge": "agentic-mcp-bridge", "tool-runner": "agentic-tool-runner"}
+                    "mcp-bridge": "agentic-mcp-bridge", "tool-runner": "agentic-tool-runner",
+                    "retrieval": "agentic-retrieval"}
 
 
 def _documents(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,7 +85,7 @@ def test_each_nats_client_logs_in_as_its_own_user(preset: str) -> None:
     env = _env(rendered_preset(preset))
     secret = preset_values(preset).get("natsAuth", {}).get("existingSecret") or AUTH_SECRET
     clients = {component for component, entries in env.items() if "AGENTIC_NATS_URL" in entries}
-    assert clients == {"executor", "mcp-bridge", "tool-runner"}
+    assert clients == {"executor", "mcp-bridge", "tool-runner", "retrieval"}
     for component in clients:
         assert env[component]["AGENTIC_NATS_USER"]["value"] == f"agentic-{component}"
         assert env[component]["AGENTIC_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": secret, "key": component}
@@ -108,7 +109,7 @@ def test_passwords_are_generated_strong_distinct_and_kept() -> None:
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
     passwords = {key: base64.b64decode(value).decode() for key, value in secret["data"].items() if key != "auth.conf"}
     assert set(passwords) == set(CONNECTION_NAMES)
-    assert all(len(password) >= 32 for password in passwords.values()) and len(set(passwords.values())) == 5
+    assert all(len(password) >= 32 for password in passwords.values()) and len(set(passwords.values())) == len(CONNECTION_NAMES)
     users = _users(documents)
     assert {name: user["password"] for name, user in users.items()} == {f"agentic-{c}": p for c, p in passwords.items()}
     template = (CHART / "templates" / "_nats_auth.tpl").read_text()
@@ -188,7 +189,7 @@ def test_only_executors_queue_take_and_read_background_turns_and_events() -> Non
                 "$JS.API.CONSUMER.CREATE.RESPONSES", "$JS.API.STREAM.MSG.GET.RESPONSES")
     for subject in subjects:
         assert _may(users, "executor", "publish", subject), subject
-        for other in ("gateway", "llm-d", "mcp-bridge", "tool-runner"):
+        for other in ("gateway", "llm-d", "mcp-bridge", "tool-runner", "retrieval"):
             assert not _may(users, other, "publish", subject), (other, subject)
     assert _may(users, "executor", "subscribe", background_queue.WAKE_SUBJECT)
     assert _may(users, "executor", "subscribe", "responses.resp_1.cancel")
@@ -265,7 +266,7 @@ def test_production_takes_the_passwords_from_an_existing_secret_and_generates_no
 def test_an_external_nats_gets_the_server_block_to_configure_without_an_existing_secret() -> None:
     values = {"nats": {"enabled": False}, "externalNats": {"url": "nats://nats.messaging:4222"}}
     users = _users(_documents(values))
-    assert set(users) == {"agentic-executor", "agentic-mcp-bridge", "agentic-tool-runner"}
+    assert set(users) == {"agentic-executor", "agentic-mcp-bridge", "agentic-tool-runner", "agentic-retrieval"}
 
 
 @pytest.mark.parametrize(("values", "message"), [
@@ -281,7 +282,7 @@ def test_conflicting_nats_logins_are_render_errors(values: dict[str, Any], messa
 
 def test_a_user_prefix_renames_every_user() -> None:
     documents = _documents({"natsAuth": {"userPrefix": "team1-"}})
-    assert set(_users(documents)) == {"team1-executor", "team1-mcp-bridge", "team1-tool-runner"}
+    assert set(_users(documents)) == {"team1-executor", "team1-mcp-bridge", "team1-tool-runner", "team1-retrieval"}
     assert _env(documents)["executor"]["AGENTIC_NATS_USER"]["value"] == "team1-executor"
 
 

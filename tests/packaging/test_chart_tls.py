@@ -26,6 +26,7 @@ from tests.packaging.support import (
     preset_values,
     render,
     rendered_preset,
+    service_of,
 )
 from tests.packaging.test_chart import ARCHITECTURE, CUSTOM_RESOURCES, _edges
 
@@ -33,9 +34,9 @@ TLS_DIR = "/etc/agentic/tls"
 CERT_MANAGER = {"enabled": True, "certManager": {"issuerRef": {"name": "internal-ca", "kind": "ClusterIssuer"}}}
 EXISTING = {"enabled": True, "existingSecret": "internal-tls"}
 EVERY_SERVICE = {"llmD": {"enabled": True}}  # every service deployed, llm-d too
-GRPC_SERVERS = ("executor", "state", "mcp-bridge")
+GRPC_SERVERS = ("executor", "state", "mcp-bridge", "retrieval")
 GRPC_CLIENTS = ("gateway", "executor", "llm-d")
-NATS_CLIENTS = ("executor", "mcp-bridge", "tool-runner", "llm-d")
+NATS_CLIENTS = ("executor", "mcp-bridge", "tool-runner", "retrieval", "llm-d")
 TLS_ENV = ("AGENTIC_GRPC_TLS_", "AGENTIC_NATS_TLS_", "AGENTIC_NATS_USER", "AGENTIC_NATS_PASSWORD", "AGENTIC_NATS_TOKEN",
            "AGENTIC_NATS_CREDS_FILE", "AGENTIC_NATS_NKEY_SEED_FILE")
 # One credential for every service (`tls.nats.credentials`) instead of the chart's NATS users (`natsAuth`).
@@ -232,7 +233,7 @@ def test_every_manifest_with_tls_is_valid_for_kubernetes(values: dict[str, Any],
 def test_services_start_with_the_tls_env_and_every_file_they_name_is_mounted(values: dict[str, Any]) -> None:
     documents = _render(values)
     for component, pod in _pods(documents).items():
-        service = BY_COMPONENT["state" if component == "migrate" else component]
+        service = service_of(component)
         settings = load_settings(service, literal_env(_container(pod)))
         files = _mounted_files(pod)
         named = [getattr(settings, field) for field in ("grpc_tls_ca_file", "grpc_tls_cert_file", "grpc_tls_key_file",
@@ -336,14 +337,14 @@ def test_sslmode_reaches_a_database_url_given_as_a_value_in_both_secrets() -> No
 def test_production_verifies_postgresql_with_a_mounted_ca_and_mtls_everywhere() -> None:
     documents = rendered_preset("production")
     pods = _pods(documents)
-    for component in ("state", "migrate"):
+    for component in ("state", "migrate", "retrieval", "retrieval-migrate"):
         assert "/etc/agentic/postgresql-ca/ca.crt" in _mounted_files(pods[component])
     for component in ("gateway", *GRPC_SERVERS):
         assert _volumes(pods[component])["tls"]["secret"]["secretName"] == "agentic-internal-tls"
-    settings = {component: load_settings(BY_COMPONENT["state" if component == "migrate" else component], literal_env(_container(pod)))
+    settings = {component: load_settings(service_of(component), literal_env(_container(pod)))
                 for component, pod in pods.items()}
     assert all(settings[c].grpc_tls_client_auth for c in GRPC_SERVERS)
-    for component in ("executor", "mcp-bridge", "tool-runner"):
+    for component in ("executor", "mcp-bridge", "tool-runner", "retrieval"):
         assert settings[component].nats_url.startswith("tls://")
         assert settings[component].nats_tls_ca_file and settings[component].nats_user
 

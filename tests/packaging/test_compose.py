@@ -22,6 +22,7 @@ COMPOSE = ROOT / "docker-compose.yml"
 ENV_FILE = "deploy/compose/agentic.env"
 # Compose services that run an agentic image, and the service whose settings they read.
 AGENTIC = {service.component: service for service in SERVICES} | {"migrate": BY_COMPONENT["state"],
+                                                                     "retrieval-migrate": BY_COMPONENT["retrieval"],
                                                                      "secrets": BY_COMPONENT["state"]}
 SECRETS_DIR = "/run/agentic-secrets"
 
@@ -181,3 +182,23 @@ def test_migrations_run_from_the_state_image(compose: dict[str, Any]) -> None:
     migrate = compose["services"]["migrate"]
     assert migrate["command"] == ["migrate"]
     assert migrate["image"] == compose["services"]["state"]["image"]
+
+
+def test_retrieval_migrates_its_own_schema_before_it_starts_and_the_gateway_reaches_it(compose: dict[str, Any],
+                                                                                      tmp_path: Path) -> None:
+    services = compose["services"]
+    migrate = services["retrieval-migrate"]
+    assert migrate["command"] == ["migrate"] and migrate["image"] == services["retrieval"]["image"]
+    assert migrate["depends_on"]["postgres"] == {"condition": "service_healthy"}
+    assert services["retrieval"]["depends_on"]["retrieval-migrate"] == {"condition": "service_completed_successfully"}
+    assert services["gateway"]["depends_on"]["retrieval"] == {"condition": "service_healthy"}
+    gateway = load_settings(BY_COMPONENT["gateway"], {k: v for k, v in container_env(compose, "gateway", tmp_path).items()
+                                                      if k in BY_COMPONENT["gateway"].env_names})
+    retrieval = load_settings(BY_COMPONENT["retrieval"], {k: v for k, v in container_env(compose, "retrieval", tmp_path).items()
+                                                          if k in BY_COMPONENT["retrieval"].env_names})
+    assert gateway.retrieval_address == f"retrieval:{retrieval.port}"  # type: ignore[attr-defined]
+    # Vector search needs pgvector in the database; the embeddings settings are documented, commented out.
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:")
+    env_text = (ROOT / ENV_FILE).read_text()
+    for name in ("AGENTIC_EMBEDDINGS_URL", "AGENTIC_EMBEDDINGS_MODEL", "AGENTIC_EMBEDDINGS_API_KEY"):
+        assert f"# {name}=" in env_text and name in BY_COMPONENT["retrieval"].env_names

@@ -3,6 +3,7 @@ NATS users (values `natsAuth`, docs/security.md): each service that connects to 
 publish and subscribe only on the subjects its code uses. The subjects are those of agentic_runtime.nats,
 tool_protocol.py, tool_consumer.py, tool_dispatch.py and the services (a test reads them from the code's names):
   streams TOOLS (tools.exec.<kind>), BACKGROUND (background.turns.<tenant>), RESPONSES (responses.<id>.events),
+  FILES (files.ingest, retrieval's own: agentic_retrieval.queue),
   core subjects responses.<id>.cancel, background.wake and the tool results' inboxes _INBOX.agentic-executor.<id>.<id>,
   KV buckets TOOL_RESULTS, TOOL_DEFINITIONS, WEB_SEARCH_CACHE, GATEWAY_QUOTAS,
   and each service's own reply subjects _INBOX.<component>.> (agentic_runtime.nats.inbox_prefix).
@@ -17,7 +18,7 @@ tool_protocol.py, tool_consumer.py, tool_dispatch.py and the services (a test re
 {{- define "agentic.natsAuth.clients" -}}
 {{- $v := .Values -}}
 {{- $clients := list -}}
-{{- range $key, $component := dict "gateway" "gateway" "executor" "executor" "mcpBridge" "mcp-bridge" "toolRunner" "tool-runner" "llmD" "llm-d" -}}
+{{- range $key, $component := dict "gateway" "gateway" "executor" "executor" "mcpBridge" "mcp-bridge" "toolRunner" "tool-runner" "retrieval" "retrieval" "llmD" "llm-d" -}}
 {{- if and (index $v $key).enabled (include "agentic.tls.natsClient" (dict "root" $ "component" $component)) -}}
 {{- $clients = append $clients $component -}}
 {{- end -}}
@@ -110,6 +111,12 @@ executors' own streams, queued, taken, read and cancelled by executors alone. */
 {{- end -}}
 {{- else if eq .component "mcp-bridge" -}}
 {{- $publish = include "agentic.natsAuth.toolConsumer" (dict "kinds" (list "mcp")) | fromJsonArray -}}
+{{- else if eq .component "retrieval" -}}
+{{- /* The file_search tool kind, served like any tool consumer; ingestion: its own work queue FILES on files.ingest,
+queued by retrieval (adding a file, the stale sweep) and taken by its durable consumer retrieval-ingest. */ -}}
+{{- $publish = include "agentic.natsAuth.toolConsumer" (dict "kinds" (list "file_search")) | fromJsonArray -}}
+{{- $publish = concat $publish (list "$JS.API.STREAM.CREATE.FILES" "$JS.API.STREAM.UPDATE.FILES" "$JS.API.STREAM.INFO.FILES" "files.ingest") -}}
+{{- $publish = concat $publish (include "agentic.natsAuth.pullConsumer" (dict "stream" "FILES" "durable" "retrieval-ingest" "filter" "files.ingest") | fromJsonArray) -}}
 {{- else if eq .component "gateway" -}}
 {{- $publish = concat (include "agentic.natsAuth.kv" (dict "bucket" "GATEWAY_QUOTAS" "write" "true") | fromJsonArray) (include "agentic.natsAuth.orderedConsumer" (dict "stream" "KV_GATEWAY_QUOTAS") | fromJsonArray) -}}
 {{- /* Each tenant's background turns not yet ended count against its concurrency: the queue's subjects, no messages. */ -}}

@@ -45,11 +45,12 @@ spec:
 {{- end -}}
 
 {{/*
-The durable JetStream consumer that serves a tool kind: `mcp-bridge` for `mcp`, else `tool-runner-<kind>`.
-The same rule as agentic_runtime.tool_protocol.durable_name; tests/packaging holds the two equal.
+The durable JetStream consumer that serves a tool kind: `mcp-bridge` for `mcp`, `retrieval-file-search` for
+`file_search`, else `tool-runner-<kind>`. The same rule as agentic_runtime.tool_protocol.durable_name;
+tests/packaging holds the two equal.
 */}}
 {{- define "agentic.durableName" -}}
-{{- if eq . "mcp" }}mcp-bridge{{ else }}tool-runner-{{ . }}{{ end -}}
+{{- if eq . "mcp" }}mcp-bridge{{ else if eq . "file_search" }}retrieval-file-search{{ else }}tool-runner-{{ . }}{{ end -}}
 {{- end -}}
 
 {{/* `host:port` of the NATS monitoring endpoint KEDA reads consumer lag from. */}}
@@ -62,12 +63,21 @@ The same rule as agentic_runtime.tool_protocol.durable_name; tests/packaging hol
 {{- end -}}
 
 {{/*
-A KEDA ScaledObject on the lag of the durable consumers of stream TOOLS, one trigger per tool kind. Also: kinds,
-exactly the kinds the pods serve (their consumers exist once one pod started; a trigger on a consumer that does
-not exist would read the whole stream as lag). `lagThreshold` is the lag per replica KEDA aims for.
+A KEDA ScaledObject on the lag of durable JetStream consumers: one trigger per tool kind (stream TOOLS), one per
+queue. Also: kinds, exactly the kinds the pods serve (their consumers exist once one pod started; a trigger on a
+consumer that does not exist would read the whole stream as lag); optional queues, a list of `{stream, consumer}`
+the pods create (retrieval's `FILES`/`retrieval-ingest`), and cpu ("true": a CPU utilisation trigger too, for pods
+that also serve calls). `lagThreshold` is the lag per replica KEDA aims for.
 */}}
 {{- define "agentic.scaledObject" -}}
 {{- $autoscaling := (index .root.Values .key).autoscaling -}}
+{{- $triggers := list -}}
+{{- range .kinds -}}
+{{- $triggers = append $triggers (dict "stream" "TOOLS" "consumer" (include "agentic.durableName" .) "lagThreshold" (index ($autoscaling.lagThresholdByKind | default dict) . | default $autoscaling.lagThreshold)) -}}
+{{- end -}}
+{{- range .queues -}}
+{{- $triggers = append $triggers (dict "stream" .stream "consumer" .consumer "lagThreshold" $autoscaling.lagThreshold) -}}
+{{- end -}}
 apiVersion: keda.sh/v1alpha1
 kind: ScaledObject
 metadata:
@@ -82,18 +92,24 @@ spec:
   pollingInterval: {{ $autoscaling.pollingInterval }}
   cooldownPeriod: {{ $autoscaling.cooldownPeriod }}
   triggers:
-    {{- range .kinds }}
+    {{- range $triggers }}
     - type: nats-jetstream
       metadata:
         natsServerMonitoringEndpoint: {{ include "agentic.natsMonitoringEndpoint" $.root | quote }}
         account: {{ $.root.Values.keda.account | quote }}
-        stream: TOOLS
-        consumer: {{ include "agentic.durableName" . | quote }}
-        lagThreshold: {{ index ($autoscaling.lagThresholdByKind | default dict) . | default $autoscaling.lagThreshold | quote }}
+        stream: {{ .stream }}
+        consumer: {{ .consumer | quote }}
+        lagThreshold: {{ .lagThreshold | quote }}
+    {{- end }}
+    {{- if .cpu }}
+    - type: cpu
+      metricType: Utilization
+      metadata:
+        value: {{ $autoscaling.targetCPUUtilizationPercentage | quote }}
     {{- end }}
 {{- end -}}
 
-{{/* A queue consumer's autoscaler (see agentic.queueScaler). Also: kinds. A document starting with `---`, or nothing. */}}
+{{/* A queue consumer's autoscaler (see agentic.queueScaler). Also: kinds, queues, cpu (agentic.scaledObject). A document starting with `---`, or nothing. */}}
 {{- define "agentic.queueAutoscaler" -}}
 {{- $scaler := include "agentic.queueScaler" . }}
 {{- if eq $scaler "keda" }}

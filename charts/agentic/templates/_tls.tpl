@@ -16,20 +16,20 @@ mounts, read-only, only the files it uses. Nothing here renders while `tls` is l
 {{- end -}}
 
 {{/* The gRPC servers: their Services are what the certificate names. */}}
-{{- define "agentic.tls.grpcServers" -}}executor:executor,state:state,mcpBridge:mcp-bridge{{- end -}}
+{{- define "agentic.tls.grpcServers" -}}executor:executor,state:state,mcpBridge:mcp-bridge,retrieval:retrieval{{- end -}}
 
 {{/* A component's gRPC role: "server", "client", "server,client", or nothing. Args: component. */}}
 {{- define "agentic.tls.grpcRole" -}}
-{{- get (dict "executor" "server,client" "state" "server" "mcp-bridge" "server" "gateway" "client" "llm-d" "client") .component -}}
+{{- get (dict "executor" "server,client" "state" "server" "mcp-bridge" "server" "retrieval" "server" "gateway" "client" "llm-d" "client") .component -}}
 {{- end -}}
 
 {{/* Whether a component connects to NATS / to PostgreSQL ("true" or nothing); the gateway only while quotas are set. Args: root, component. */}}
 {{- define "agentic.tls.natsClient" -}}
-{{- if has .component (list "executor" "mcp-bridge" "tool-runner" "llm-d") }}true{{ end -}}
+{{- if has .component (list "executor" "mcp-bridge" "tool-runner" "retrieval" "llm-d") }}true{{ end -}}
 {{- if and (eq .component "gateway") (include "agentic.gateway.quotasOn" .root) }}true{{ end -}}
 {{- end -}}
 {{- define "agentic.tls.databaseClient" -}}
-{{- if has .component (list "state" "migrate") }}true{{ end -}}
+{{- if has .component (list "state" "migrate" "retrieval" "retrieval-migrate") }}true{{ end -}}
 {{- end -}}
 
 {{/* "true" when PostgreSQL's certificate is verified against the services' `ca.crt` (a verifying sslmode, no caSecret). Args: root. */}}
