@@ -1,6 +1,6 @@
 """Wiring of the retrieval service: pool, storage, embeddings client, the Retrieval servicer over gRPC (with health
-and reflection), the `files.ingest` consumer, the `tools.exec.file_search` consumer, the stale-ingestion sweep,
-drain."""
+and reflection), the `files.ingest` consumer, the `tools.exec.file_search` consumer, the sweep (stalled ingestions
+queued again, expired files and stores deleted), drain."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from agentic_runtime.tool_consumer import KindConsumer
 from agentic_retrieval.chunking import load_tokenizer
 from agentic_retrieval.consumer import IngestConsumer
 from agentic_retrieval.embeddings import Embedder, HttpEmbedder, NoEmbeddings
+from agentic_retrieval.expiry import purge_expired
 from agentic_retrieval.extraction import ExtractionLimits
 from agentic_retrieval.file_search import FileSearchHandler
 from agentic_retrieval.files import FileStore
@@ -70,6 +71,12 @@ async def _sweep(pool: asyncpg.Pool, queue: IngestQueue, settings: RetrievalSett
                 log.warning("queued %d stalled ingestions again", requeued)
         except Exception as exc:
             log.warning("the stale-ingestion sweep failed: %r", exc)
+        try:
+            purged = await purge_expired(pool)
+            if purged.files or purged.stores:
+                log.info("deleted %d expired files and %d expired vector stores", purged.files, purged.stores)
+        except Exception as exc:
+            log.warning("deleting expired files and stores failed: %r", exc)
 
 
 async def serve(settings: RetrievalSettings) -> None:
