@@ -172,8 +172,8 @@ async def test_each_call_gets_a_fresh_directory_that_is_removed_afterwards(sandb
     first = await sandbox.run_python("open('note.txt', 'w').write('hello')\nimport os\nos.listdir('.')")
     second = await sandbox.run_python("import os\nos.listdir('.')")
     assert (first.result, second.result) == ("['note.txt']", "[]")
-    work_root = Path(sandbox.config.work_root or "/tmp") / f"agentic-sandbox-{os.getpid()}"
-    assert list(work_root.iterdir()) == []
+    assert sandbox.work_root is not None and sandbox.work_root.parent == Path(sandbox.config.work_root or "/tmp")
+    assert list(sandbox.work_root.iterdir()) == []
 
 
 async def test_concurrent_programs_run_as_different_users(sandbox: Sandbox, layers: tuple[str, ...]) -> None:

@@ -244,11 +244,18 @@ class Sandbox:
             "keep_control_fd": python,
         }
 
+    @property
+    def work_root(self) -> Path | None:
+        """The folder of this sandbox's call directories (made with the first call, removed at close)."""
+        return self._work_root
+
     def _make_call_dir(self, uid: int | None) -> str:
         if self._work_root is None:
             base = Path(self.config.work_root or tempfile.gettempdir())
-            self._work_root = base / f"agentic-sandbox-{os.getpid()}"
-            self._work_root.mkdir(mode=0o711, parents=True, exist_ok=True)
+            base.mkdir(parents=True, exist_ok=True)
+            # One root per sandbox, not per process: a second sandbox of the process closing removes only its own.
+            self._work_root = Path(tempfile.mkdtemp(prefix=f"agentic-sandbox-{os.getpid()}-", dir=base))
+            os.chmod(self._work_root, 0o711)
         call_dir = tempfile.mkdtemp(prefix="call-", dir=self._work_root)
         os.chmod(call_dir, 0o711)  # the sandbox's uid may pass through to its own directory, not list it
         work = os.path.join(call_dir, "work")
