@@ -74,3 +74,26 @@ def test_another_tenants_file_is_not_found_on_every_route(client: OpenAI, other_
             call()
     assert created.id not in [item.id for item in other_tenant.files.list()]
     assert client.files.retrieve(created.id).id == created.id  # still there for its owner
+
+
+_BOUNDARY = {"content-type": "multipart/form-data; boundary=abc"}
+
+
+def _part(name: str, value: bytes, filename: str | None = None) -> bytes:
+    disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename is not None else "")
+    return b"--abc\r\nContent-Disposition: " + disposition.encode() + b"\r\n\r\n" + value + b"\r\n"
+
+
+@pytest.mark.parametrize(("body", "param"), [
+    (b"this is no multipart body", "file"),
+    (b"--abc\r\nnot a header line\r\n\r\nx\r\n--abc--\r\n", "file"),
+    (_part("purpose", b"assistants") + b"--abc--\r\n", "file"),  # no file
+    (_part("purpose", b"assistants") + _part("expires_after[anchor]", b"created_at")
+     + _part("expires_after[seconds]", str(2**70).encode()) + _part("file", b"x", "a.txt") + b"--abc--\r\n",
+     "expires_after[seconds]"),
+])
+def test_a_malformed_upload_is_a_400_naming_the_part(gateway_url: str, auth_headers: dict[str, str], body: bytes,
+                                                     param: str) -> None:
+    reply = httpx.post(f"{gateway_url}/v1/files", headers={**auth_headers, **_BOUNDARY}, content=body, timeout=30)
+    assert reply.status_code == 400, reply.text
+    assert reply.json()["error"]["param"] == param

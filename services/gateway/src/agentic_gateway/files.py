@@ -13,6 +13,7 @@ from agentic_core.errors import InvalidRequest, PayloadTooLarge, RequestTimeout
 from agentic_core.identifiers import optional_id
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
+from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
@@ -23,6 +24,8 @@ router = APIRouter(dependencies=API_DEPENDENCIES)
 PIECE_BYTES = 256 * 1024  # the most one gRPC message of an upload carries
 MAX_FIELD_BYTES = 4096
 MAX_LIST_LIMIT = 10_000
+MAX_EXPIRY_SECONDS = 30 * 86_400  # OpenAI's bounds of `expires_after[seconds]`: an hour to 30 days
+MIN_EXPIRY_SECONDS = 3_600
 _QUEUED_PIECES = 8  # pieces read ahead of retrieval (the upload's backpressure)
 _DONE = b""
 
@@ -103,10 +106,14 @@ def _expiry_seconds(fields: dict[str, str]) -> int:
         raise InvalidRequest("Invalid value for 'expires_after[anchor]': expected 'created_at'.",
                              param="expires_after[anchor]", code="invalid_value")
     try:
-        return int(seconds or "")
+        number = int(seconds or "")
     except ValueError:
-        raise InvalidRequest("Invalid value for 'expires_after[seconds]': expected an integer.",
-                             param="expires_after[seconds]", code="invalid_value") from None
+        number = -1
+    if not MIN_EXPIRY_SECONDS <= number <= MAX_EXPIRY_SECONDS:
+        raise InvalidRequest(f"Invalid value for 'expires_after[seconds]': expected an integer from "
+                             f"{MIN_EXPIRY_SECONDS} to {MAX_EXPIRY_SECONDS}.", param="expires_after[seconds]",
+                             code="invalid_value")
+    return number
 
 
 async def _body(request: Request) -> AsyncIterator[bytes]:
@@ -145,7 +152,7 @@ async def upload_file(request: Request, principal: Principal) -> Response:
     file_done = False
     try:
         async for chunk in _body(request):
-            parser.write(chunk)
+            _parse(parser, chunk)
             events, form.events = form.events, []
             for kind, data in events:
                 if kind == "file-start":
@@ -169,7 +176,7 @@ async def upload_file(request: Request, principal: Principal) -> Response:
                 elif kind == "end" and upload is not None and not file_done:
                     file_done = True
                     await _put(pieces, _DONE, upload)
-        parser.finalize()
+        _parse(parser, None)
         if upload is None or not file_done:
             raise InvalidRequest("Missing the file: send it in the multipart field 'file'.", param="file",
                                  code="missing_required_parameter")
@@ -181,6 +188,17 @@ async def upload_file(request: Request, principal: Principal) -> Response:
                 await upload
         raise
     return json_response(reply.object)
+
+
+def _parse(parser: MultipartParser, chunk: bytes | None) -> None:
+    """Feeds the parser (None: the body ended); a body that is not multipart as declared is the client's 400."""
+    try:
+        if chunk is None:
+            parser.finalize()
+        else:
+            parser.write(chunk)
+    except MultipartParseError as exc:
+        raise InvalidRequest(f"The multipart body is malformed: {exc}.", param="file", code="invalid_request") from None
 
 
 async def _put(pieces: asyncio.Queue[bytes], piece: bytes, upload: asyncio.Task[retrieval_pb2.FileReply]) -> None:
