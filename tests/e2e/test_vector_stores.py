@@ -222,3 +222,22 @@ def test_another_tenants_store_and_files_are_not_found_on_every_route(client: Op
         other_tenant.vector_stores.files.create(vector_store_id=own.id, file_id=file_id)
     assert store_id not in [item.id for item in other_tenant.vector_stores.list(limit=100)]
     assert client.vector_stores.retrieve(store_id).name == "library"
+
+
+@pytest.mark.parametrize("body", [
+    {"name": "a\x00b"}, {"metadata": {"k\x00": "v"}}, {"metadata": {"k": "v\x00"}},
+])
+def test_text_with_a_nul_character_is_a_400_and_nothing_is_stored(client: OpenAI, body: dict) -> None:
+    before = {store.id for store in client.vector_stores.list(limit=100)}
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.vector_stores.create(**body)
+    assert "U+0000" in refused.value.body["message"]
+    assert {store.id for store in client.vector_stores.list(limit=100)} == before
+
+
+def test_a_nul_character_in_a_search_or_attributes_is_a_400(client: OpenAI, library) -> None:
+    store_id, _ = library
+    with pytest.raises(openai.BadRequestError):
+        client.vector_stores.search(store_id, query="llamas\x00")
+    with pytest.raises(openai.BadRequestError):
+        client.vector_stores.search(store_id, query="llamas", filters={"type": "eq", "key": "k\x00", "value": "v"})

@@ -25,7 +25,23 @@ MAX_NAME_CHARS = 256
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    return parse_json_object(await read_body(request, gateway_of(request).settings.max_body_bytes))
+    body = await read_body(request, gateway_of(request).settings.max_body_bytes)
+    payload = parse_json_object(body)
+    # PostgreSQL's text and jsonb cannot hold U+0000: refused before anything is stored (looked for only when the
+    # escape is there at all).
+    if b"\\u0000" in body and _holds_nul(payload):
+        raise InvalidRequest("Text in this request may not contain the character U+0000.", code="invalid_value")
+    return payload
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(each) for key, each in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(each) for each in value)
+    return False
 
 
 def _nested(body: dict[str, Any], name: str) -> bytes:
