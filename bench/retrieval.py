@@ -1,0 +1,262 @@
+"""Retrieval: ingestion chunks per second with one worker, and search latency on a large store.
+
+    .venv/bin/python -m bench.retrieval [--corpus-mb 2] [--store-seconds 150] [--searches 300]
+
+Runs twice on a stack of its own (the local launcher, embedded PostgreSQL and NATS, one retrieval replica ingesting
+one file at a time: AGENTIC_RETRIEVAL_INGEST_CONCURRENCY=1): keyword only (no embeddings server), then with the
+fake model server's deterministic embeddings (tests/support/fake_upstream.py, model `fake-embedder`, 64
+dimensions: the figures are the pipeline's, not an embedding model's). Each run indexes a generated text corpus of
+`--corpus-mb` end to end (upload, add to a store, until `completed`), then grows the store with more such files for
+about `--store-seconds` and times searches through the gateway (`POST /v1/vector_stores/{id}/search`, 10 results):
+keyword, vector and hybrid as the run allows. Chunk counts are read from retrieval's own table. With embeddings it
+also measures the HNSW index's recall@10 against exact search on the same store and queries (the query vectors are
+the fake server's, computed here by the same function; ties at the tenth distance count as found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+from agentic_local.processes import free_port, tcp_accepts, wait_until
+from agentic_local.stack import LocalStack, StackConfig
+from openai import OpenAI
+
+from bench.figures import percentile
+
+ROOT = Path(__file__).parents[1]
+EMBEDDING_MODEL = "fake-embedder"  # tests/support/fake_upstream.py's embedding model
+_SYLLABLES = ["ka", "lo", "mi", "ren", "tas", "vo", "qui", "bel", "dor", "fen", "gra", "hul", "ist", "jo", "nym",
+              "pra", "sel", "tur", "ux", "wen", "yar", "zo", "che", "dra"]
+
+
+def _vocabulary(size: int, seed: int = 7) -> list[str]:
+    chooser = random.Random(seed)
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(chooser.choice(_SYLLABLES) for _ in range(chooser.randint(1, 3))))
+    return sorted(words)
+
+
+VOCABULARY = _vocabulary(5000)
+
+
+def corpus(megabytes: float, seed: int) -> bytes:
+    """Sentences of words drawn with a skewed frequency (a few common, many rare), as text is."""
+    chooser = random.Random(seed)
+    weights = [1.0 / (rank + 1) for rank in range(len(VOCABULARY))]
+    target = int(megabytes * 1024 * 1024)
+    parts: list[str] = []
+    size = 0
+    while size < target:
+        sentence = " ".join(chooser.choices(VOCABULARY, weights, k=chooser.randint(8, 20))).capitalize() + ". "
+        if chooser.random() < 0.1:
+            sentence += "\n\n"
+        parts.append(sentence)
+        size += len(sentence)
+    return "".join(parts).encode()
+
+
+@dataclass
+class Run:
+    mode: str
+    corpus_bytes: int
+    corpus_chunks: int
+    corpus_seconds: float
+    store_chunks: int
+    store_files: int
+    store_seconds: float
+    search_ms: dict[str, tuple[float, float]]  # ranking -> (p50, p95)
+    recall_at_10: float | None = None
+
+
+async def _chunks(database_url: str, store_id: str) -> int:
+    connection = await asyncpg.connect(database_url)
+    try:
+        return int(await connection.fetchval("SELECT count(*) FROM retrieval.chunks WHERE vector_store_id = $1", store_id))
+    finally:
+        await connection.close()
+
+
+def _queries(count: int) -> list[str]:
+    chooser = random.Random(11)
+    return [" ".join(chooser.choices(VOCABULARY[:2000], k=chooser.randint(2, 5))) for _ in range(count)]
+
+
+async def _recall_at_10(database_url: str, store_id: str, queries: list[str], ef_search: int = 100) -> float:
+    """HNSW (as the service queries it) against exact search (no index) for the same query vectors."""
+    from agentic_retrieval.ingestion import vector_text
+
+    from tests.support.fake_upstream import EMBEDDING_DIMENSIONS, hashed_embedding
+
+    dimensions = EMBEDDING_DIMENSIONS
+    sql = (f"SELECT position, file_id, (embedding::vector({dimensions})) <=> $2::vector({dimensions}) AS distance"
+           f" FROM retrieval.chunks WHERE vector_store_id = $1 AND dimensions = {dimensions} ORDER BY distance LIMIT 10")
+    found = total = 0
+    connection = await asyncpg.connect(database_url)
+    try:
+        for query in queries:
+            vector = vector_text(hashed_embedding(query))
+            async with connection.transaction():
+                await connection.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+                approximate = await connection.fetch(sql, store_id, vector)
+            async with connection.transaction():
+                await connection.execute("SET LOCAL enable_indexscan = off")
+                await connection.execute("SET LOCAL enable_bitmapscan = off")
+                exact = await connection.fetch(sql, store_id, vector)
+            if not exact:
+                continue
+            cutoff = exact[-1]["distance"] + 1e-9
+            found += sum(1 for row in approximate if row["distance"] <= cutoff)
+            total += len(exact)
+    finally:
+        await connection.close()
+    return found / total if total else float("nan")
+
+
+def _wait_store_file(client: OpenAI, store_id: str, file_id: str) -> None:
+    while (done := client.vector_stores.files.retrieve(file_id, vector_store_id=store_id)).status == "in_progress":
+        time.sleep(0.02)
+    if done.status != "completed":
+        raise RuntimeError(f"ingestion ended {done.status}: {done.last_error}")
+
+
+def _wait_batch(client: OpenAI, store_id: str, batch_id: str) -> None:
+    while (batch := client.vector_stores.file_batches.retrieve(batch_id, vector_store_id=store_id)).status == "in_progress":
+        time.sleep(0.2)
+    if batch.file_counts.completed != batch.file_counts.total:
+        raise RuntimeError(f"batch ended {batch.status}: {batch.file_counts}")
+
+
+def _searches(base_url: str, store_id: str, count: int, rankings: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    queries = _queries(count)
+    figures = {}
+    with httpx.Client(base_url=base_url, timeout=60) as http:
+        for name, options in rankings.items():
+            latencies = []
+            for index, query in enumerate(queries[:20] + queries):  # the first 20: warm-up, not counted
+                body = {"query": query, "max_num_results": 10, **options}
+                started = time.perf_counter()
+                reply = http.post(f"/vector_stores/{store_id}/search", json=body)
+                elapsed = time.perf_counter() - started
+                reply.raise_for_status()
+                if index >= 20:
+                    latencies.append(elapsed * 1000)
+            figures[name] = (percentile(latencies, 0.5), percentile(latencies, 0.95))
+    return figures
+
+
+def run_mode(mode: str, embeddings_url: str | None, upstream_url: str, corpus_mb: float, store_seconds: float,
+             searches: int, data_dir: Path) -> Run:
+    extra_env = {"AGENTIC_LOG_LEVEL": "WARNING", "AGENTIC_RETRIEVAL_INGEST_CONCURRENCY": "1",
+                 "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(64 * 1024 * 1024)}
+    if embeddings_url:
+        extra_env |= {"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": EMBEDDING_MODEL}
+    else:
+        extra_env["AGENTIC_EMBEDDINGS_URL"] = ""
+    stack = LocalStack(StackConfig(
+        data_dir=data_dir, upstream_url=upstream_url, gateway_port=0, llm_d_port=0,
+        database_url=os.environ.get("AGENTIC_DATABASE_URL"), nats_url=os.environ.get("AGENTIC_NATS_URL"),
+        extra_env=extra_env,
+    ))
+    stack.start()
+    try:
+        with OpenAI(base_url=stack.base_url, api_key="none", max_retries=0, timeout=600) as client:
+            store = client.vector_stores.create(name=f"bench-{mode}")
+            text = corpus(corpus_mb, seed=1)
+            uploaded = client.files.create(file=("corpus-1.txt", io.BytesIO(text)), purpose="assistants")
+            started = time.perf_counter()
+            client.vector_stores.files.create(vector_store_id=store.id, file_id=uploaded.id)
+            _wait_store_file(client, store.id, uploaded.id)
+            corpus_seconds = time.perf_counter() - started
+            corpus_chunks = asyncio.run(_chunks(stack.database_url, store.id))
+
+            # Grow the store for about `store_seconds`: batches of a few corpus files, one worker, until time is up.
+            started = time.perf_counter()
+            files, seed = 1, 2
+            per_file = max(1.0, corpus_seconds)
+            while time.perf_counter() - started + per_file * 2 < store_seconds:
+                batch_files = max(1, min(8, int((store_seconds - (time.perf_counter() - started)) / per_file) // 2))
+                ids = []
+                for _ in range(batch_files):
+                    ids.append(client.files.create(file=(f"corpus-{seed}.txt", io.BytesIO(corpus(corpus_mb, seed))),
+                                                   purpose="assistants").id)
+                    seed += 1
+                batch = client.vector_stores.file_batches.create(vector_store_id=store.id, file_ids=ids)
+                _wait_batch(client, store.id, batch.id)
+                files += batch_files
+            store_seconds_taken = time.perf_counter() - started + corpus_seconds
+            store_chunks = asyncio.run(_chunks(stack.database_url, store.id))
+
+        rankings: dict[str, dict[str, Any]] = {"keyword" if not embeddings_url else "vector": {}}
+        if embeddings_url:
+            rankings["hybrid"] = {"ranking_options": {"hybrid_search": {"embedding_weight": 0.5, "text_weight": 0.5}}}
+        search_ms = _searches(stack.base_url, store.id, searches, rankings)
+        recall = asyncio.run(_recall_at_10(stack.database_url, store.id, _queries(min(searches, 200)))) if embeddings_url else None
+    finally:
+        stack.stop()
+    return Run(mode, len(text), corpus_chunks, corpus_seconds, store_chunks, files, store_seconds_taken, search_ms, recall)
+
+
+def report(runs: list[Run]) -> str:
+    lines = ["", "Retrieval (one ingestion worker, AGENTIC_RETRIEVAL_INGEST_CONCURRENCY=1):", "",
+             "| mode | corpus | chunks | indexed in | chunks/s | KB/s |", "|---|---|---|---|---|---|"]
+    for run in runs:
+        lines.append(f"| {run.mode} | {run.corpus_bytes / 1024 / 1024:.1f} MB | {run.corpus_chunks} | "
+                     f"{run.corpus_seconds:.2f} s | {run.corpus_chunks / run.corpus_seconds:.0f} | "
+                     f"{run.corpus_bytes / 1024 / run.corpus_seconds:.0f} |")
+    lines += ["", "| mode | store | ranking | search p50 | p95 |", "|---|---|---|---|---|"]
+    for run in runs:
+        for ranking, (p50, p95) in run.search_ms.items():
+            lines.append(f"| {run.mode} | {run.store_chunks} chunks ({run.store_files} files, built in "
+                         f"{run.store_seconds:.0f} s) | {ranking} | {p50:.1f} ms | {p95:.1f} ms |")
+    for run in runs:
+        if run.recall_at_10 is not None:
+            lines.append(f"\nHNSW recall@10 against exact search ({run.mode}, {run.store_chunks} chunks, ef_search 100): "
+                         f"{run.recall_at_10:.3f}")
+    return "\n".join(lines)
+
+
+def run_retrieval_benchmarks(corpus_mb: float = 2.0, store_seconds: float = 150.0, searches: int = 300,
+                             modes: tuple[str, ...] = ("keyword", "embeddings")) -> str:
+    port = free_port()
+    fake = subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(port)], cwd=ROOT)
+    runs = []
+    try:
+        wait_until(lambda: tcp_accepts(port), 30, "fake model server")
+        upstream_url = f"http://127.0.0.1:{port}/v1"
+        for mode in modes:
+            with tempfile.TemporaryDirectory(prefix=f"agentic-bench-retrieval-{mode}-") as folder:
+                runs.append(run_mode(mode, upstream_url if mode == "embeddings" else None, upstream_url, corpus_mb,
+                                     store_seconds, searches, Path(folder)))
+                print(runs[-1], flush=True)
+    finally:
+        fake.terminate()
+        fake.wait()
+    return report(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus-mb", type=float, default=2.0)
+    parser.add_argument("--store-seconds", type=float, default=150.0)
+    parser.add_argument("--searches", type=int, default=300)
+    parser.add_argument("--modes", default="keyword,embeddings")
+    args = parser.parse_args()
+    print(run_retrieval_benchmarks(args.corpus_mb, args.store_seconds, args.searches, tuple(args.modes.split(","))))
+
+
+if __name__ == "__main__":
+    main()
