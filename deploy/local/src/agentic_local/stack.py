@@ -123,16 +123,8 @@ def credentials_key(data_dir: Path) -> str:
 
 
 def background_signing_key(data_dir: Path) -> str:
-    """The executors' shared key signing queued background turns, generated once and kept: turns queued before a
-    restart still verify after it."""
-    key = os.environ.get("AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY")
-    if key:
-        return key
-    path = data_dir / "background-signing.key"
-    if not path.exists():
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(48) + "\n")
-    return path.read_text().strip()
+    """The executors' shared key signing queued background turns: turns queued before a restart still verify."""
+    return kept_secret(data_dir, "AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY", "background-signing.key")
 
 
 class LocalStack:
