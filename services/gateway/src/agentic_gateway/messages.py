@@ -17,6 +17,7 @@ from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.messages import anthropic_error, count_tokens_reply, fetches_media
 from agentic_core.responses.request import parse_json_object
+from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
@@ -25,7 +26,7 @@ from fastapi.responses import Response
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import json_response, request_id_of
 from agentic_gateway.keepalive import PING_FRAME
-from agentic_gateway.native_messages import lacks_messages_route, route_refused, serves_model
+from agentic_gateway.native_messages import lacks_messages_route, route_refused
 from agentic_gateway.passthrough import model_of, relay_if_served, upstream_body
 from agentic_gateway.turn_relay import run_on_executor
 
@@ -47,6 +48,12 @@ def needs_gateway(payload: dict[str, Any]) -> bool:
     return bool(payload.get("mcp_servers")) or any(
         not isinstance(tool, dict) or tool.get("type") not in CLIENT_TOOL_TYPES for tool in tools
     )
+
+
+async def _serves_model(request: Request, route: ModelRoute, model: str) -> bool:
+    """The route's server lists the model (under the name the route sends): its 404 was not about the model."""
+    name = route.upstream_model or model
+    return any(entry["id"] == name for entry in await gateway_of(request).model_lists.entries(route) or [])
 
 
 async def _body(request: Request) -> tuple[bytes, dict[str, Any]]:
@@ -75,7 +82,7 @@ async def create_message(request: Request, principal: Principal) -> Response:
         if relayed is not None:
             return relayed
         status, content = refusals[0]
-        if lacks_messages_route(status, content) or await serves_model(request, route, payload["model"]):
+        if lacks_messages_route(status, content) or await _serves_model(request, route, payload["model"]):
             verdicts.mark_unsupported(route.base_url)
     execute = executor_pb2.ExecuteRequest(
         request_json=body, principal=principal, stream=stream, api="messages",

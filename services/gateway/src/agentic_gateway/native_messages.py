@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 
 import orjson
-from agentic_core.routing import ModelRoute
-from fastapi import Request
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +38,6 @@ def lacks_messages_route(status: int, body: bytes) -> bool:
     except orjson.JSONDecodeError:
         return True
     return not (isinstance(payload, dict) and (isinstance(payload.get("error"), dict) or payload.get("type") == "error"))
-
-
-async def serves_model(request: Request, route: ModelRoute, model: str) -> bool:
-    """The route's server lists the model (under the name the route sends): its 404 was not about the model."""
-    from agentic_gateway.context import gateway_of  # noqa: PLC0415 (context imports this module)
-
-    name = route.upstream_model or model
-    return any(entry["id"] == name for entry in await gateway_of(request).model_lists.entries(route) or [])
 
 
 class NativeMessagesVerdicts:
