@@ -27,6 +27,13 @@ if str(ROOT) not in sys.path:
 from agentic_local.infra import EmbeddedNats, EmbeddedPostgres  # noqa: E402
 from agentic_local.stack import LocalStack, StackConfig  # noqa: E402
 
+from tests.support.fake_providers import (  # noqa: E402
+    ANTHROPIC_KEY,
+    ANTHROPIC_MODEL,
+    GEMINI_KEY,
+    GEMINI_MODEL,
+    FakeProviders,
+)
 from tests.support.fake_upstream import EMBEDDING_MODEL, FakeUpstream  # noqa: E402
 
 CHAT_MODEL = "smollm2-via-chat"
@@ -166,8 +173,17 @@ def fake_mcp():
 
 
 @pytest.fixture(scope="session")
+def fake_providers() -> Iterator[FakeProviders]:
+    """Fakes of Anthropic's Messages API and Google's Gemini API on loopback (routes `api: anthropic` / `gemini`)."""
+    providers = FakeProviders().start()
+    yield providers
+    providers.stop()
+
+
+@pytest.fixture(scope="session")
 def stack(
-    infra: dict[str, str], fake_upstream: FakeUpstream, fake_search_url: str, fake_mcp, tmp_path_factory: pytest.TempPathFactory
+    infra: dict[str, str], fake_upstream: FakeUpstream, fake_search_url: str, fake_mcp, fake_providers: FakeProviders,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LocalStack]:
     """The whole stack as processes, started by the same launcher `make run` uses."""
     config = StackConfig(
@@ -207,7 +223,14 @@ def stack(
                    "upstream_model": "smollm2"} for flavor, model in UNKNOWN_ROUTE_MODELS.items()),
                 {"match": UNSERVED_ON_OPENAI_LIKE_MODEL, "upstream_model": "not-served",
                  "base_url": fake_upstream.base_url_answering_unknown_routes_like("openai")},
+                # Hosted providers' APIs, each key only in its own route (tests/e2e/test_provider_*.py).
+                {"match": ANTHROPIC_MODEL, "base_url": fake_providers.anthropic_url, "api": "anthropic",
+                 "api_key_env": "AGENTIC_TEST_ANTHROPIC_KEY"},
+                {"match": GEMINI_MODEL, "base_url": fake_providers.gemini_url, "api": "gemini",
+                 "api_key_env": "AGENTIC_TEST_GEMINI_KEY"},
             ]).decode(),
+            "AGENTIC_TEST_ANTHROPIC_KEY": ANTHROPIC_KEY,
+            "AGENTIC_TEST_GEMINI_KEY": GEMINI_KEY,
         },
     )
     if MTLS:

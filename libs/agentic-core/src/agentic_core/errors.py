@@ -17,6 +17,7 @@ class AgenticError(Exception):
     http_status = 500
     error_type = "server_error"
     default_code: str | None = None
+    retry_after: str | None = None  # a `retry-after` the client is told (a model server's, relayed)
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)

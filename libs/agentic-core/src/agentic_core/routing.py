@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from agentic_core.errors import InvalidRequest, NotFound
 
-UpstreamApi = Literal["responses", "chat"]
-UPSTREAM_APIS: tuple[str, ...] = ("responses", "chat")
+UpstreamApi = Literal["responses", "chat", "anthropic", "gemini"]
+UPSTREAM_APIS: tuple[str, ...] = ("responses", "chat", "anthropic", "gemini")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +21,12 @@ class ModelRoute:
     api: UpstreamApi = "responses"
     api_key: str | None = None
     upstream_model: str | None = None  # the name the server knows the model by, when it differs
-    native_messages: bool | None = None  # serves Anthropic's /v1/messages itself (vLLM does); default: api == responses
+    # Serves Anthropic's /v1/messages itself (vLLM does, Anthropic's API does); default: api is responses or anthropic.
+    native_messages: bool | None = None
 
     @property
     def speaks_messages(self) -> bool:
-        return self.api == "responses" if self.native_messages is None else self.native_messages
+        return self.api in ("responses", "anthropic") if self.native_messages is None else self.native_messages
 
     def model_for(self, requested: str) -> str:
         return self.upstream_model or requested

@@ -23,6 +23,7 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 
 ERROR_BODY_KEY = "agentic-error-bin"
 HTTP_STATUS_KEY = "agentic-http-status"
+RETRY_AFTER_KEY = "agentic-retry-after"
 
 _STATUS_CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
@@ -61,7 +62,10 @@ def error_trailers(error: AgenticError) -> tuple[str, tuple[tuple[str, str | byt
             if isinstance(fields.get(key), str):
                 fields[key] = _short(fields[key])
         body = orjson.dumps(shape)
-    return _short(error.message), ((ERROR_BODY_KEY, body), (HTTP_STATUS_KEY, str(error.http_status)))
+    trailers: tuple[tuple[str, str | bytes], ...] = ((ERROR_BODY_KEY, body), (HTTP_STATUS_KEY, str(error.http_status)))
+    if error.retry_after:
+        trailers += ((RETRY_AFTER_KEY, error.retry_after),)
+    return _short(error.message), trailers
 
 
 async def _abort(context: _Context, error: AgenticError) -> None:
@@ -153,14 +157,18 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
 def error_from_rpc(exc: grpc.aio.AioRpcError, peer: str) -> AgenticError:
     """The domain error a failed call stands for, as the client should see it."""
     metadata = exc.trailing_metadata() or ()
-    body = status = None
+    body = status = retry_after = None
     for key, value in metadata:
         if key == ERROR_BODY_KEY:
             body = value
         elif key == HTTP_STATUS_KEY:
             status = value
+        elif key == RETRY_AFTER_KEY:
+            retry_after = str(value)
     if body is not None and status is not None:
-        return RelayedError(int(status), body if isinstance(body, bytes) else str(body).encode())
+        relayed = RelayedError(int(status), body if isinstance(body, bytes) else str(body).encode())
+        relayed.retry_after = retry_after
+        return relayed
     code = exc.code()
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return UpstreamTimeout(f"The {peer} service did not answer in time.", code=f"{peer}_timeout")

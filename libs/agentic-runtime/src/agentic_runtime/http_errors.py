@@ -122,6 +122,8 @@ def install_error_handlers(app: FastAPI, shapes: ErrorShapes, observe: ErrorObse
         if error.http_status >= 500:
             log.warning("%s %s failed (%d): %s", request.method, request.url.path, error.http_status, error.message)
         response = shapes.for_path(request.url.path)(error)
+        if error.retry_after:
+            response.headers["retry-after"] = error.retry_after
         if error.http_status == 408:  # the rest of the body may still be on its way: this connection is done
             response.headers["connection"] = "close"
         return response

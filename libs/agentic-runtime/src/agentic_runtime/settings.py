@@ -191,9 +191,10 @@ class UpstreamSettings(ServiceSettings):
     )
     upstream_api: str = Field(
         default="responses",
-        pattern="^(responses|chat)$",
+        pattern="^(responses|chat|anthropic|gemini)$",
         validation_alias=fixed_env("AGENTIC_UPSTREAM_API"),
-        description="API the default model server speaks: `responses` (vLLM's stateless Responses API) or `chat`.",
+        description="API the default model server speaks: `responses` (vLLM's stateless Responses API), `chat`, "
+                    "`anthropic` (the Messages API) or `gemini` (docs/providers.md).",
     )
     models_file: str | None = Field(
         default=None,

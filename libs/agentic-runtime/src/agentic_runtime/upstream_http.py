@@ -22,6 +22,8 @@ from agentic_core.routing import ModelRoute, ModelRouter, parse_routes
 from agentic_runtime.settings import UpstreamSettings
 from agentic_runtime.tracing import carrier
 
+# The Messages API version every `anthropic` route is spoken to in (Anthropic's only stable one).
+ANTHROPIC_VERSION = "2023-06-01"
 # Failures that happen before the server has answered anything: safe to retry.
 _RETRYABLE = (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
@@ -74,22 +76,35 @@ class UpstreamHttp:
 
     @staticmethod
     def headers(route: ModelRoute, content_type: str | None = "application/json") -> dict[str, str]:
+        """The route's own key, in the header its API reads it from (never another route's)."""
         headers = carrier()  # vLLM and most servers continue a W3C trace
         if content_type:
             headers["content-type"] = content_type
-        if route.api_key:
+        if route.api == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+            if route.api_key:
+                headers["x-api-key"] = route.api_key
+        elif route.api == "gemini":
+            if route.api_key:
+                headers["x-goog-api-key"] = route.api_key
+        elif route.api_key:
             headers["authorization"] = f"Bearer {route.api_key}"
         return headers
 
     @asynccontextmanager
     async def request(
-        self, method: str, url: str, route: ModelRoute, body: bytes | None = None, content_type: str | None = "application/json"
+        self, method: str, url: str, route: ModelRoute, body: bytes | None = None, content_type: str | None = "application/json",
+        extra_headers: dict[str, str] | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """Send, retrying connection failures (before any byte arrived) with exponential backoff."""
+        """Send, retrying connection failures (before any byte arrived) with exponential backoff. `extra_headers`:
+        routing hints (a session header) added to the route's own."""
+        headers = self.headers(route, content_type)
+        if extra_headers:
+            headers.update(extra_headers)
         attempt = 0
         while True:
             try:
-                reply = await self.session.request(method, url, data=body, headers=self.headers(route, content_type))
+                reply = await self.session.request(method, url, data=body, headers=headers)
                 break
             except _RETRYABLE as exc:
                 if attempt >= self.retries:

@@ -30,6 +30,7 @@ from agentic_executor.context_budget import ContextBudget
 from agentic_executor.input_media import InputMedia, input_media
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
+from agentic_executor.prompt_cache import PromptCacheKeys
 from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.retrieval import RetrievalClient
 from agentic_executor.rounds import ToolPolicy
@@ -77,6 +78,7 @@ async def serve(settings: ExecutorSettings) -> None:
             call_timeout_seconds=settings.tool_timeout_seconds,
         ),
         reasoning=reasoning,
+        cache_keys=PromptCacheKeys.from_settings(settings),
     )
     dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
     await dispatcher.start()

@@ -94,6 +94,23 @@ class ExecutorSettings(UpstreamSettings, CredentialKeySettings, AuditSettings):
         description="Context window of every model, in tokens, for the `context_length_exceeded` check; 0: each model "
                     "server's own `max_model_len` (vLLM's /v1/models, read once per server), no check where it has none.",
     )
+    # Routing hints for prefix caches (docs/llm-d.md, "Routing hints").
+    derive_prompt_cache_key: bool = Field(
+        default=True,
+        description="When a request gives no `prompt_cache_key`, send one derived from its chain or conversation "
+                    "(HMAC of the tenant and the chain's root under a key derived from "
+                    "`AGENTIC_EXECUTOR_COMPACTION_KEY`; none without it) on every round of every turn.",
+    )
+    session_header: str = Field(
+        default="x-session-id", pattern=r"^[A-Za-z0-9-]*$",
+        description="Header that carries the request's prompt cache key to the model server on every round, for a "
+                    "scheduler to hash on (llm-d, Envoy's consistent hashing); empty: not sent.",
+    )
+    anthropic_default_max_tokens: int = Field(
+        default=4096, ge=1,
+        description="`max_tokens` sent to an `anthropic` route when the request sets no `max_output_tokens` "
+                    "(the Messages API requires one).",
+    )
     # Images and files in the input (docs/agent-clients.md, "Images and files in the input").
     input_url_fetch: bool = Field(
         default=True,

@@ -45,6 +45,7 @@ from agentic_executor.input_media import InputMedia
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.persist import persist_until_known
+from agentic_executor.prompt_cache import PromptCacheKeys, chain_root
 from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.retrieval import NoRetrieval, Retrieval
 from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
@@ -84,6 +85,7 @@ class TurnPolicy:
     reasoning: ReasoningSeal = field(default_factory=ReasoningSeal)  # no key: reasoning items are never sealed
     media: InputMedia = field(default_factory=InputMedia)  # no fetcher: input URLs are refused
     retrieval: Retrieval = field(default_factory=NoRetrieval)  # none: file_search is refused
+    cache_keys: PromptCacheKeys = field(default_factory=PromptCacheKeys)  # no secret: only a client's own key is sent
 
 
 class TurnRunner:
@@ -271,6 +273,9 @@ class TurnRunner:
         reasoning = self.policy.reasoning.opener(context.principal.tenant)
         body = self._first_request(context, registry, history, restored + outputs, stream=stream, open_compaction=opener,
                                    open_reasoning=reasoning)
+        # Every round extends a copy of this body: each carries the chain's key (agentic_executor.prompt_cache).
+        body = self.policy.cache_keys.with_key(body, context.principal.tenant, chain_root(
+            context.conversation_id, history, context.input_items, context.response_id))
         guard = None
         if self.compactor is not None and opener is not None:
             guard = ContextGuard(self.compactor, context.route, threshold=context.compact_threshold,

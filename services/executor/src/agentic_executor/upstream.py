@@ -1,8 +1,12 @@
-"""The executor's model-server calls: one Responses-shaped interface over both upstream APIs.
+"""The executor's model-server calls: one Responses-shaped interface over every upstream API.
 
 A `responses` route gets vLLM's stateless /v1/responses; a `chat` route gets
-/v1/chat/completions through the Chat Completions adapter, which turns its
-replies and chunks back into Responses objects and events.
+/v1/chat/completions through the Chat Completions adapter; an `anthropic` route
+Anthropic's /v1/messages and a `gemini` route Gemini's generateContent, each
+through its adapter (agentic_core.providers), which turns replies and stream
+events back into Responses objects and events. A body's `prompt_cache_key` is
+also sent as the session header (`AGENTIC_EXECUTOR_SESSION_HEADER`), on every
+route, for schedulers that route by it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,17 @@ from typing import Any
 import orjson
 from agentic_core.chat import ChatStreamTranslator, chat_request_from_responses, response_from_chat_completion
 from agentic_core.errors import AgenticError, UpstreamUnavailable
+from agentic_core.providers.anthropic import (
+    AnthropicStreamTranslator,
+    anthropic_request_from_responses,
+    response_from_anthropic_message,
+)
+from agentic_core.providers.gemini import (
+    GeminiStreamTranslator,
+    gemini_path,
+    gemini_request_from_responses,
+    response_from_gemini,
+)
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
@@ -30,16 +45,36 @@ class UpstreamClient:
         self.http = UpstreamHttp(settings)
         self.max_event_bytes = settings.upstream_max_event_bytes
         self.max_body_bytes = settings.upstream_max_body_bytes
+        self.session_header = settings.session_header.strip().lower()
+        self.anthropic_max_tokens = settings.anthropic_default_max_tokens
 
     async def close(self) -> None:
         await self.http.close()
 
+    def _hints(self, body: dict[str, Any]) -> dict[str, str] | None:
+        """The session header a scheduler hashes on: the body's prompt cache key."""
+        key = body.get("prompt_cache_key")
+        if not self.session_header or not isinstance(key, str) or not key:
+            return None
+        return {self.session_header: key}
+
+    def _anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
+        return anthropic_request_from_responses(body, default_max_tokens=self.anthropic_max_tokens)
+
     async def create_response(self, route: ModelRoute, body: dict[str, Any]) -> dict[str, Any]:
         """A non-streaming generation; the upstream response object in vLLM's Responses shape."""
+        hints = self._hints(body)
         if route.api == "chat":
-            completion = await self._post_json(route, "/chat/completions", chat_request_from_responses(body))
+            completion = await self._post_json(route, "/chat/completions", chat_request_from_responses(body), hints)
             return response_from_chat_completion(completion, body)
-        return await self._post_json(route, "/responses", body)
+        if route.api == "anthropic":
+            message = await self._post_json(route, "/messages", {**self._anthropic(body), "stream": False}, hints)
+            return response_from_anthropic_message(message, body)
+        if route.api == "gemini":
+            path = gemini_path(route.model_for(str(body.get("model") or "")), stream=False)
+            return response_from_gemini(await self._post_json(route, path, gemini_request_from_responses(body), hints),
+                                        body)
+        return await self._post_json(route, "/responses", body, hints)
 
     async def stream_response(self, route: ModelRoute, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
         """A streaming generation; yields upstream Responses events (translated from chat chunks on chat routes).
@@ -47,19 +82,31 @@ class UpstreamClient:
         Errors before the first event carry the upstream status; later transport
         failures surface as `UpstreamUnavailable`/`UpstreamTimeout`.
         """
+        hints = self._hints(body)
+        translator: ChatStreamTranslator | AnthropicStreamTranslator | GeminiStreamTranslator
         if route.api == "chat":
-            translator = ChatStreamTranslator(body)
-            async for chunk in self._post_stream(route, "/chat/completions", chat_request_from_responses(body)):
-                for event in translator.translate(chunk):
-                    yield event
-            for event in translator.finish():
+            translator, path, upstream_body = ChatStreamTranslator(body), "/chat/completions", chat_request_from_responses(body)
+        elif route.api == "anthropic":
+            translator, path, upstream_body = AnthropicStreamTranslator(body), "/messages", {**self._anthropic(body),
+                                                                                             "stream": True}
+        elif route.api == "gemini":
+            translator, upstream_body = GeminiStreamTranslator(body), gemini_request_from_responses(body)
+            path = gemini_path(route.model_for(str(body.get("model") or "")), stream=True)
+        else:
+            async for event in self._post_stream(route, "/responses", body, hints):
                 yield event
             return
-        async for event in self._post_stream(route, "/responses", body):
+        async for chunk in self._post_stream(route, path, upstream_body, hints):
+            for event in translator.translate(chunk):
+                yield event
+        for event in translator.finish():
             yield event
 
     async def count_input_tokens(self, route: ModelRoute, body: dict[str, Any]) -> int | None:
-        """The model server's own count (vLLM's `/tokenize` on the chat form), or None when it has none."""
+        """The model server's own count (vLLM's `/tokenize` on the chat form, Anthropic's `count_tokens`, Gemini's
+        `countTokens`), or None when it has none."""
+        if route.api in ("anthropic", "gemini"):
+            return await self._provider_count(route, body)
         chat = chat_request_from_responses({**body, "stream": False})
         request = {"model": chat["model"], "messages": chat["messages"], "add_generation_prompt": True}
         if chat.get("tools"):
@@ -93,12 +140,31 @@ class UpstreamClient:
         length = entry.get("max_model_len") if entry else None
         return length if isinstance(length, int) and not isinstance(length, bool) and length > 0 else None
 
-    async def _post_json(self, route: ModelRoute, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:
+    async def _provider_count(self, route: ModelRoute, body: dict[str, Any]) -> int | None:
+        if route.api == "anthropic":
+            request = {key: value for key, value in self._anthropic(body).items()
+                       if key in ("model", "messages", "system", "tools", "tool_choice", "thinking")}
+            path, field = "/messages/count_tokens", "input_tokens"
+        else:
+            model = route.model_for(str(body.get("model") or ""))
+            content = gemini_request_from_responses(body)
+            request = {"generateContentRequest": {"model": "models/" + model.removeprefix("models/"), **content}}
+            path, field = gemini_path(model, stream=False).replace(":generateContent", ":countTokens"), "totalTokens"
+        try:
+            counted = (await self._post_json(route, path, request)).get(field)
+        except AgenticError:
+            return None
+        return counted if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0 else None
+
+    async def _post_json(self, route: ModelRoute, path: str, body: dict[str, Any], hints: dict[str, str] | None = None
+                         ) -> dict[str, Any]:
+        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body),
+                                     extra_headers=hints) as reply:
             raw = await read_bounded(reply, self.max_body_bytes)
             status = reply.status
+            retry_after = reply.headers.get("retry-after")
         if status >= 400:
-            raise error_from_upstream(status, raw)
+            raise error_from_upstream(status, raw, retry_after)
         try:
             payload = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -107,11 +173,14 @@ class UpstreamClient:
             raise UpstreamUnavailable("The model server returned JSON that is not an object.")
         return payload
 
-    async def _post_stream(self, route: ModelRoute, path: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+    async def _post_stream(self, route: ModelRoute, path: str, body: dict[str, Any], hints: dict[str, str] | None = None
+                           ) -> AsyncIterator[dict[str, Any]]:
         parser = SseParser(self.max_event_bytes)
-        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body)) as reply:
+        async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body),
+                                     extra_headers=hints) as reply:
             if reply.status >= 400:
-                raise error_from_upstream(reply.status, await read_bounded(reply, _ERROR_BODY_LIMIT))
+                raise error_from_upstream(reply.status, await read_bounded(reply, _ERROR_BODY_LIMIT),
+                                          reply.headers.get("retry-after"))
             async for chunk in reply.content.iter_any():
                 for event in parser.feed(chunk):
                     if event.data == DONE:

@@ -42,7 +42,7 @@ PLAIN_TOOL_TYPES = frozenset({"function"})
 # Input items the executor maps to the function calls and outputs the model saw, and compaction items,
 # whose sealed summary only the executor reads.
 _MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES | {COMPACTION}) - {"function_call", "function_call_output"}
-_RELAYED_HEADERS = ("content-type", "x-request-id")
+_RELAYED_HEADERS = ("content-type", "x-request-id", "retry-after")
 
 
 # The terminal error event of a relayed stream the drain bound cuts, in each API's own shape.
