@@ -2,7 +2,9 @@
 (so gateway tools work alike), and translated back — a `Message` or Anthropic's stream events.
 
 Failures are raised in OpenAI's shape like every other turn's; the gateway
-answers them in Anthropic's shape on the Messages routes.
+answers them in Anthropic's shape on the Messages routes. In front of a hosted
+provider the reasoning is sealed into the thinking blocks' signatures (with the
+executors' key), so that the provider's own signatures survive the client's round trip.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from agentic_core.messages import (
     message_from_response,
     responses_request_from_messages,
 )
+from agentic_core.responses.reasoning import INCLUDE_ENCRYPTED_CONTENT
 from agentic_core.responses.request import parse_json_object
 
 from agentic_executor.turn import TurnRunner
+
+HOSTED_APIS = frozenset({"anthropic", "gemini"})
 
 
 class MessagesTurns:
@@ -29,6 +34,10 @@ class MessagesTurns:
     async def run(self, request: executor_pb2.ExecuteRequest) -> AsyncGenerator[executor_pb2.ExecuteEvent, None]:
         payload = parse_json_object(request.request_json)
         body = responses_request_from_messages(payload)  # handed to the turn parsed: it is read once
+        if self.runner.router.route(str(body.get("model") or "")).api in HOSTED_APIS:
+            # A hosted model's reasoning state (a signature) must come back on the next request: its thinking
+            # blocks carry it sealed, and the translation keeps what we sealed.
+            body["include"] = [*body.get("include", []), INCLUDE_ENCRYPTED_CONTENT]
         if not request.stream:
             # A failed turn has no Message: message_from_response raises the error to answer with.
             reply = message_from_response(await self.runner.respond(request, body), payload)

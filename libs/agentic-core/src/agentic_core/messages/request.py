@@ -28,7 +28,8 @@ with the document's `title` as its file name; the executor fetches URLs under
 its host policy, never the model server; assistant text as
 `output_text`); assistant `tool_use` → `function_call`; user `tool_result` →
 `function_call_output`; `thinking` → a `reasoning` item (its signature is
-Anthropic's and is dropped: model servers refuse encrypted reasoning);
+dropped, model servers refuse encrypted reasoning, unless it is one we sealed:
+a hosted model's own reasoning state, opened by the executor for the model);
 `redacted_thinking`, `server_tool_use` and `web_search_tool_result` are dropped
 (see `_DROPPED_BLOCKS`). Any other block type is refused, naming the block.
 """
@@ -46,6 +47,7 @@ WEB_SEARCH_TOOL_TYPES = frozenset({"web_search_20250305", "web_search_20260209",
 # Gateway tools declared the Responses way; the registry validates them as on /v1/responses.
 GATEWAY_TOOL_TYPES = frozenset({"operator", "code_interpreter", "shell", "file_search"})
 WEB_SEARCH_SOURCES = "web_search_call.action.sources"
+SEALED_PREFIX = "v1."  # what the executor seals (agentic_runtime.sealed_box): reasoning it opens again
 SAFETY_IDENTIFIER_MAX_CHARS = 64  # OpenAI's limit on `safety_identifier`
 
 # Blocks of earlier assistant turns the model is not shown again:
@@ -342,9 +344,14 @@ def _blocks(role: str, blocks: list[Any], param: str) -> list[dict[str, Any]]:
                 thinking = block.get("thinking")
                 if not isinstance(thinking, str):
                     raise _invalid(f"{block_param}.thinking", "expected a string")
-                if thinking:
-                    items.append({"type": "reasoning", "summary": [],
-                                  "content": [{"type": "reasoning_text", "text": thinking}]})
+                signature = block.get("signature")
+                sealed = isinstance(signature, str) and signature.startswith(SEALED_PREFIX)
+                if thinking or sealed:
+                    reasoning: dict[str, Any] = {"type": "reasoning", "summary": [],
+                                                 "content": [{"type": "reasoning_text", "text": thinking}] if thinking else []}
+                    if sealed:
+                        reasoning["encrypted_content"] = signature  # ours: the executor opens it for the model
+                    items.append(reasoning)
     flush()
     return items
 

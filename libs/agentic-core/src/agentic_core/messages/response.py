@@ -92,7 +92,7 @@ def content_blocks(output: list[dict[str, Any]], hidden_names: AbstractSet[str])
         item_type = item.get("type")
         if item_type == "reasoning":
             text = thinking_text(item)
-            if text:
+            if text or thinking_signature(item):  # a hosted model's signature alone is still its thinking
                 blocks.append({"type": "thinking", "thinking": text, "signature": thinking_signature(item)})
         elif item_type == "message":
             blocks += [{"type": "text", "text": text} for text in map(part_text, list_of(item.get("content"))) if text]

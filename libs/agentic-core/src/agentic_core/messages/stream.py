@@ -145,7 +145,9 @@ class MessagesStreamTranslator:
                 events += self._settle(("text", output_index, content_index), "text", part_text(part))
             return events
         if item_type == "reasoning":
-            return self._settle(("thinking", output_index), "thinking", thinking_text(item), thinking_signature(item))
+            signature = thinking_signature(item)  # a hosted model's signature alone is still its thinking
+            return self._settle(("thinking", output_index), "thinking", thinking_text(item), signature,
+                                block=_empty_block("thinking") if signature else None)
         if item_type == "function_call" and is_client_call(item, self._hidden_names):
             return self._settle(("call", output_index), "tool_use", _text(item, "arguments"), block=tool_use_block(item, {}))
         if item_type == "web_search_call":
