@@ -14,6 +14,10 @@ import orjson
 from agentic_local.infra import EmbeddedNats, EmbeddedPostgres
 from agentic_local.stack import LocalStack
 from openai import OpenAI
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from tests.support.fake_upstream import FakeUpstream
 
 TENANT = "tenant-faults"
 API_KEY = "sk-faults"
@@ -47,6 +51,13 @@ class FaultStack:
     def terminate(self, name: str) -> None:
         """SIGTERM a service (a rollout's stop), without waiting for it to exit."""
         self.stack.service(name).process.send_signal(signal.SIGTERM)
+
+    def stall(self, name: str) -> None:
+        """SIGSTOP a service: alive to the kernel and to its peers' sockets, silent to everyone."""
+        self.stack.service(name).process.send_signal(signal.SIGSTOP)
+
+    def unstall(self, name: str) -> None:
+        self.stack.service(name).process.send_signal(signal.SIGCONT)
 
     def restart(self, name: str) -> None:
         self.stack.restart_service(name)
@@ -94,6 +105,23 @@ class FaultStack:
         text = httpx.get(self.stack.metrics_urls[service], timeout=5).text
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                    if line.startswith(name) and (line[len(name):][:1] in (" ", "{")))
+
+
+class SlowEmbeddings(FakeUpstream):
+    """The fake model server whose embedding model takes `delay` seconds per request (settable while it runs): an
+    ingestion that lasts long enough to be cut."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay = 0.0
+
+    async def _embeddings(self, request: Request) -> Response:
+        try:
+            await request.body()  # read (and kept) before the pause
+        except ClientDisconnect:  # a worker killed as it sent the request
+            return Response(status_code=499)
+        await asyncio.sleep(self.delay)
+        return await super()._embeddings(request)
 
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:

@@ -303,6 +303,19 @@ class LocalStack:
         wait_until(lambda: _http_ready(f"http://127.0.0.1:{port}/ready"), timeout, f"{name} /ready", [child])
         return child
 
+    def add_retrieval(self, timeout: float = 60.0, **env: str) -> ChildProcess:
+        """One more retrieval replica (the same database and durable consumers: it takes ingestion jobs and
+        file_search calls; gateways and executors keep calling the first), started and serving. Its name is
+        `retrieval-<port>`, its /metrics `metrics_urls[name]`."""
+        port, metrics_port = free_port(), free_port()
+        name = f"retrieval-{port}"
+        child_env = self._env(AGENTIC_RETRIEVAL_HOST="127.0.0.1", AGENTIC_RETRIEVAL_PORT=port,
+                              AGENTIC_RETRIEVAL_METRICS_PORT=metrics_port, **env)
+        child = self._spawn(name, "agentic_retrieval", child_env)
+        self.metrics_urls[name] = f"http://127.0.0.1:{metrics_port}/metrics"
+        wait_until(lambda: _grpc_serving(port, child_env), timeout, f"{name} health", [child])
+        return child
+
     def service(self, name: str) -> ChildProcess:
         """A service this stack started, by its name (`executor`, `tool-runner`, `gateway-<port>`, …)."""
         return next(child for child in self.children if child.name == name)

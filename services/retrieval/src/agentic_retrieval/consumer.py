@@ -1,7 +1,11 @@
 """The `files.ingest` consumer: a durable JetStream pull consumer shared by every retrieval replica, each running
-up to `concurrency` jobs. A running job tells NATS it is alive; a job whose worker dies is redelivered after the
-ack wait; `RetryLater` is redelivered after a pause; deliveries are bounded (one more than the attempts, so that
-the last one can mark the file failed)."""
+up to `concurrency` jobs. A running job tells NATS it is alive; a job whose worker dies (or stalls) is redelivered
+after the ack wait; `RetryLater` is redelivered after a pause, a job cut by a drain at once; deliveries are bounded
+(one more than the attempts, so that the last one can mark the file failed).
+
+A job whose file another attempt holds is neither acknowledged nor refused: an acknowledgement from any delivery
+removes the message from the work queue, so the one from a worker that stalled and was taken over would leave the
+holder's file without a message should the holder die too."""
 
 from __future__ import annotations
 
@@ -16,10 +20,11 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import BadRequestError
 from prometheus_client import Counter
 
-from agentic_retrieval.ingestion import Ingestor, RetryLater
+from agentic_retrieval.ingestion import Ingestor, Outcome, RetryLater
 from agentic_retrieval.queue import DURABLE, FILES_STREAM_NAME, INGEST_SUBJECT, IngestJob
 
 log = logging.getLogger(__name__)
+FETCH_SECONDS = 1.0  # a pull request's life at the server, which outlives a cancelled fetch
 JOBS = Counter("agentic_retrieval_ingest_jobs_total", "Ingestion jobs taken, by outcome.", ["outcome"])
 
 
@@ -49,13 +54,15 @@ class IngestConsumer:
         self._loop = asyncio.create_task(self._pull())
 
     async def stop(self, grace_seconds: float) -> None:
-        """No new jobs; running ones get the grace time, then are cut (and redelivered elsewhere)."""
+        """No new jobs; running ones get the grace time, then are cut and handed back (redelivered elsewhere at
+        once). The grace is at least a pull request's life: a job handed back sooner would be delivered into this
+        replica's last pull request, which nobody reads, and wait out the ack wait."""
         if self._loop is not None:
             self._loop.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop
         if self.active:
-            _, pending = await asyncio.wait(self.active, timeout=grace_seconds)
+            _, pending = await asyncio.wait(self.active, timeout=max(grace_seconds, FETCH_SECONDS))
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
@@ -70,7 +77,7 @@ class IngestConsumer:
                 await self._slots.acquire()
                 free += 1
             try:
-                messages = await self.subscription.fetch(free, timeout=1.0)
+                messages = await self.subscription.fetch(free, timeout=FETCH_SECONDS)
             except (NatsTimeoutError, TimeoutError):
                 messages = []
             except Exception as exc:  # the broker went away for a moment
@@ -99,14 +106,21 @@ class IngestConsumer:
             return
         beating = asyncio.create_task(self._heartbeat(message))
         try:
-            await self.ingestor.ingest(job)
+            outcome = await self.ingestor.ingest(job)
         except RetryLater as retry:
             JOBS.labels(outcome="retry").inc()
             log.warning("ingestion of %s will be retried: %s", job.file_id, retry)
             await _quietly(message.nak(delay=min(30.0, self.ack_wait)))
             return
+        except asyncio.CancelledError:  # cut by a drain: another replica takes it now (the lease was given up)
+            await asyncio.shield(_quietly(message.nak()))
+            raise
         finally:
             beating.cancel()
+        if outcome is Outcome.HELD_ELSEWHERE:
+            JOBS.labels(outcome="held_elsewhere").inc()
+            log.info("ingestion of %s is held by another attempt: its message is left to that one", job.file_id)
+            return
         JOBS.labels(outcome="done").inc()
         await _quietly(message.ack())
 

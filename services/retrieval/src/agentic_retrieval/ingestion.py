@@ -2,11 +2,14 @@
 it runs), extract its text, chunk, embed, and write the chunks with their vectors in one transaction per batch; the
 status always ends terminal: `completed`, or `failed` with `last_error` (`unsupported_file`, `invalid_file`,
 `server_error`). A redelivered job (its worker died) finds the lease lapsed and starts the file again; after
-`max_attempts` it fails with `server_error`."""
+`max_attempts` it fails with `server_error`. A job whose file another attempt holds under a live lease (this worker
+stalled and was taken over, or a duplicate) is `HELD_ELSEWHERE`: its message must be left alone, not acknowledged,
+since acknowledging any delivery of a message removes it from the work queue, the holder's delivery included."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import secrets
 from collections.abc import Sequence
@@ -36,6 +39,11 @@ class RetryLater(Exception):
     """A transient failure with attempts left: the job is redelivered."""
 
 
+class Outcome(enum.Enum):
+    FINISHED = "finished"  # terminal, or nothing left to do (done, deleted, cancelled): acknowledge the message
+    HELD_ELSEWHERE = "held_elsewhere"  # still in progress under another attempt's lease: leave the message be
+
+
 @dataclass(frozen=True)
 class IngestLimits:
     max_attempts: int
@@ -58,7 +66,8 @@ UPDATE retrieval.store_files
    SET status = $5, last_error_code = $6, last_error_message = $7, usage_bytes = $8, worker_token = NULL,
        chunking_strategy = coalesce($9::jsonb, chunking_strategy), updated_at = now()
  WHERE tenant = $1 AND vector_store_id = $2 AND file_id = $3 AND status = 'in_progress'
-   AND ($4::text IS NULL OR worker_token = $4)
+   AND worker_token = $4
+RETURNING 1
 """
 
 
@@ -79,47 +88,71 @@ class Ingestor:
         self.vectors = vectors and embedder.enabled  # the column exists and a server fills it
         self._indexed_dimensions: set[int] = set()
 
-    async def ingest(self, job: IngestJob) -> None:
-        """Runs the job to a terminal status, or raises `RetryLater` (attempts left) to have it redelivered."""
+    async def ingest(self, job: IngestJob) -> Outcome:
+        """Runs the job to a terminal status (`FINISHED`), finds another attempt holding the file
+        (`HELD_ELSEWHERE`), or raises `RetryLater` (attempts left) to have it redelivered. Cancelled (the worker
+        drains), it gives its lease up, so that the redelivery starts at once."""
         token = secrets.token_hex(12)
         key = (job.tenant, job.vector_store_id, job.file_id)
         claimed = await self.pool.fetchrow(_CLAIM_SQL, *key, token, self.limits.lease_seconds)
         if claimed is None:
-            return  # done, deleted, cancelled, or running elsewhere under a live lease
+            return await self._settled(key)
         if claimed["attempts"] > self.limits.max_attempts:
-            await self._finish(key, token, "failed", "server_error",
-                               f"The file could not be processed in {self.limits.max_attempts} attempts.")
-            return
+            return await self._finish(key, token, "failed", "server_error",
+                                      f"The file could not be processed in {self.limits.max_attempts} attempts.")
         renewing = asyncio.create_task(self._renew(key, token))
         try:
             usage, applied = await self._index(key, token, claimed)
         except FileRejected as rejected:
-            await self._finish(key, token, "failed", rejected.code, rejected.message)
+            return await self._finish(key, token, "failed", rejected.code, rejected.message)
         except LeaseLost:
             log.info("ingestion of %s stopped: the file was deleted, cancelled or taken over", job.file_id)
+            return await self._settled(key)
         except EmbeddingsFailed as failed:
-            await self._fail_or_retry(key, token, claimed["attempts"], f"Embedding the file failed: {failed}.")
+            return await self._fail_or_retry(key, token, claimed["attempts"], f"Embedding the file failed: {failed}.")
+        except asyncio.CancelledError:
+            await asyncio.shield(self._release(key, token))
+            raise
         except Exception:
             log.exception("ingesting %s failed", job.file_id)
-            await self._fail_or_retry(key, token, claimed["attempts"], "The file could not be processed.")
-        else:
-            await self._finish(key, token, "completed", None, None, usage, applied)
+            return await self._fail_or_retry(key, token, claimed["attempts"], "The file could not be processed.")
         finally:
             renewing.cancel()
+        return await self._finish(key, token, "completed", None, None, usage, applied)
 
-    async def _fail_or_retry(self, key: tuple[str, str, str], token: str, attempts: int, message: str) -> None:
-        if attempts < self.limits.max_attempts:
+    async def _settled(self, key: tuple[str, str, str]) -> Outcome:
+        """Why this attempt has nothing to do: the file is terminal or gone (`FINISHED`), or another attempt
+        holds it (`HELD_ELSEWHERE`; should that one have died, the message comes back after the ack wait and its
+        lease, shorter, has lapsed by then)."""
+        status = await self.pool.fetchval(
+            "SELECT status FROM retrieval.store_files WHERE tenant = $1 AND vector_store_id = $2 AND file_id = $3", *key)
+        return Outcome.HELD_ELSEWHERE if status == "in_progress" else Outcome.FINISHED
+
+    async def _release(self, key: tuple[str, str, str], token: str) -> None:
+        try:
             await self.pool.execute("UPDATE retrieval.store_files SET worker_token = NULL WHERE tenant = $1 AND"
                                     " vector_store_id = $2 AND file_id = $3 AND worker_token = $4", *key, token)
-            raise RetryLater(message)
-        await self._finish(key, token, "failed", "server_error", message)
+        except Exception as exc:  # the lease lapses by itself
+            log.debug("giving an ingestion lease up failed: %r", exc)
 
-    async def _finish(self, key: tuple[str, str, str], token: str | None, status: str, code: str | None,
-                      message: str | None, usage: int = 0, applied: Chunking | None = None) -> None:
-        """`applied`: the chunking as it was done (`auto` is shown as the static sizes it came to, as OpenAI does)."""
+    async def _fail_or_retry(self, key: tuple[str, str, str], token: str, attempts: int, message: str) -> Outcome:
+        if attempts < self.limits.max_attempts:
+            released = await self.pool.fetchval(
+                "UPDATE retrieval.store_files SET worker_token = NULL WHERE tenant = $1 AND vector_store_id = $2"
+                " AND file_id = $3 AND worker_token = $4 RETURNING 1", *key, token)
+            if released is None:  # taken over meanwhile: the holder answers the message
+                return await self._settled(key)
+            raise RetryLater(message)
+        return await self._finish(key, token, "failed", "server_error", message)
+
+    async def _finish(self, key: tuple[str, str, str], token: str, status: str, code: str | None,
+                      message: str | None, usage: int = 0, applied: Chunking | None = None) -> Outcome:
+        """`applied`: the chunking as it was done (`auto` is shown as the static sizes it came to, as OpenAI does).
+        Only under this attempt's lease: one that stalled and was taken over leaves the file to its holder."""
         shown = orjson.dumps(Chunking("static", applied.max_tokens, applied.overlap_tokens).to_json()).decode() \
             if applied is not None else None
-        await self.pool.execute(_FINISH_SQL, *key, token, status, code, message, usage, shown)
+        finished = await self.pool.fetchval(_FINISH_SQL, *key, token, status, code, message, usage, shown)
+        return Outcome.FINISHED if finished is not None else await self._settled(key)
 
     async def _renew(self, key: tuple[str, str, str], token: str) -> None:
         while True:

@@ -101,7 +101,9 @@ async def serve(settings: RetrievalSettings) -> None:
         pool, storage, load_tokenizer(settings.tokenizer_file), embedder,
         ExtractionLimits(settings.max_extracted_chars, settings.extract_max_memory_bytes,
                          settings.extract_timeout_seconds, settings.max_pdf_pages),
-        IngestLimits(settings.ingest_max_attempts, settings.ingest_ack_wait_seconds * 2 / 3,
+        # Half the ack wait: a dead worker's last heartbeat may be up to a third of the ack wait before its last
+        # lease renewal, so a redelivery always finds the lease lapsed, with a sixth of the ack wait to spare.
+        IngestLimits(settings.ingest_max_attempts, settings.ingest_ack_wait_seconds / 2,
                      settings.embeddings_max_input_tokens),
         vectors,
     )
