@@ -35,3 +35,25 @@ def test_upstream_auth_failure_is_our_502_not_the_clients_401() -> None:
 def test_5xx_with_a_non_json_body_is_502_with_its_text() -> None:
     error = error_from_upstream(503, b"Service Unavailable")
     assert error.http_status == 502 and "Service Unavailable" in error.message
+
+
+# -- hosted providers' error shapes --------------------------------------------------------------------------
+
+
+def test_anthropics_error_shape_keeps_its_message_and_a_429_its_retry_after() -> None:
+    body = b'{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests exceeded"}}'
+    error = error_from_upstream(429, body, "30")
+    assert error.http_status == 429 and error.message == "Number of requests exceeded"
+    assert error.code == "rate_limit_exceeded" and error.retry_after == "30"
+
+
+def test_anthropics_overloaded_529_is_a_503() -> None:
+    error = error_from_upstream(529, b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
+    assert error.http_status == 503 and error.code == "upstream_overloaded" and "Overloaded" in error.message
+
+
+def test_geminis_error_shape_keeps_its_message() -> None:
+    body = b'{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}'
+    error = error_from_upstream(400, body, "5")
+    assert error.http_status == 400 and error.message == "Invalid JSON payload received."
+    assert error.code == "invalid_request" and error.retry_after is None  # only a 429 or 529 tells when to retry
