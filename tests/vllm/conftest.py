@@ -47,13 +47,25 @@ def vllm_url(model_server_paths, tmp_path_factory: pytest.TempPathFactory) -> It
         child.stop(30.0)
 
 
+@pytest.fixture(scope="session")
+def embeddings_url(model_server_paths, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of the built-in embedding model (all-MiniLM-L6-v2 on vLLM's pooling runner), as `make run` serves it."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("embeddings") / "logs" / "embeddings-server.log"
+    child = model_server.start_embeddings(port, log_path, model_server_paths)
+    try:
+        yield model_server.base_url(port)
+    finally:
+        child.stop(30.0)
+
+
 @pytest.fixture(scope="session", params=UPSTREAM_APIS)
 def upstream_api(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
 @pytest.fixture(scope="session")
-def vllm_stack(upstream_api: str, vllm_url: str, infra: dict[str, str],
+def vllm_stack(upstream_api: str, vllm_url: str, embeddings_url: str, infra: dict[str, str],
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     config = StackConfig(
         data_dir=tmp_path_factory.mktemp(f"stack-{upstream_api}"),
@@ -63,6 +75,8 @@ def vllm_stack(upstream_api: str, vllm_url: str, infra: dict[str, str],
         database_url=infra["database_url"],
         nats_url=infra["nats_url"],
         extra_env={"AGENTIC_UPSTREAM_API": upstream_api,
+                   "AGENTIC_EMBEDDINGS_URL": embeddings_url,
+                   "AGENTIC_EMBEDDINGS_MODEL": model_server.EMBEDDING_SERVED_NAME,
                    "AGENTIC_TOOL_RUNNER_OPERATOR_MODULES": "tests.support.operator_tools",
                    # A CPU decodes about 20 tokens/s: short summaries keep compaction tests quick.
                    "AGENTIC_EXECUTOR_COMPACTION_SUMMARY_MAX_TOKENS": "64"},

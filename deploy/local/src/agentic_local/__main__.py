@@ -17,17 +17,31 @@ from agentic_local.stack import LocalStack, StackConfig
 from agentic_local.supervisor import ServiceKeepsDying, Supervisor
 
 
-def start_model_server(config: StackConfig, logs_dir: Path) -> ChildProcess:
-    """No AGENTIC_UPSTREAM_URL: serve SmolLM2-135M with vLLM's CPU build (prepared once, then cached)."""
+def start_model_servers(config: StackConfig, logs_dir: Path) -> list[ChildProcess]:
+    """No AGENTIC_UPSTREAM_URL: serve SmolLM2-135M with vLLM's CPU build (prepared once, then cached), and, unless
+    AGENTIC_EMBEDDINGS_URL is set (empty: keyword search only), all-MiniLM-L6-v2 for vector stores."""
     log_path = logs_dir / "model-server.log"
     print(f"model-server: preparing (the tools' output goes to {log_path})", flush=True)
     paths = model_server.prepare(progress=lambda line: print(line, flush=True), log_path=log_path)
     port = free_port()
     print(f"model-server: starting vLLM on port {port} (about 40 s; log {log_path})", flush=True)
-    child = model_server.start(port, log_path, paths)
+    children = [model_server.start(port, log_path, paths)]
     config.upstream_url = model_server.base_url(port)
     print(f"model-server: {config.upstream_url}", flush=True)
-    return child
+    if "AGENTIC_EMBEDDINGS_URL" in os.environ:
+        return children
+    port, log_path = free_port(), logs_dir / "embeddings-server.log"
+    print(f"embeddings-server: starting {model_server.EMBEDDING_SERVED_NAME} on port {port} (log {log_path})",
+          flush=True)
+    try:
+        children.append(model_server.start_embeddings(port, log_path, paths))
+    except BaseException:
+        children[0].stop(30.0)
+        raise
+    config.extra_env.update(AGENTIC_EMBEDDINGS_URL=model_server.base_url(port),
+                            AGENTIC_EMBEDDINGS_MODEL=model_server.EMBEDDING_SERVED_NAME)
+    print(f"embeddings-server: {model_server.base_url(port)}", flush=True)
+    return children
 
 
 def main() -> None:
@@ -57,7 +71,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, request_stop)
     try:
         if not os.environ.get("AGENTIC_UPSTREAM_URL"):
-            children.append(start_model_server(config, stack.logs_dir))
+            children.extend(start_model_servers(config, stack.logs_dir))
         print(f"agentic: starting (data under {stack.data_dir}, model server {config.upstream_url})", flush=True)
         stack.start()
         for name, url in stack.urls.items():

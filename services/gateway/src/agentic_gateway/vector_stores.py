@@ -254,9 +254,12 @@ async def search_vector_store(request: Request, vector_store_id: ObjectId, princ
     if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= 50:
         raise InvalidRequest("Invalid 'max_num_results': expected an integer from 1 to 50.", param="max_num_results",
                              code="invalid_value")
+    rewrite = body.get("rewrite_query", False)
+    if not isinstance(rewrite, bool):
+        raise InvalidRequest("Invalid 'rewrite_query': expected a boolean.", param="rewrite_query", code="invalid_type")
     peer, stub = retrieval_of(request)
     reply = await peer.call(stub.Search, retrieval_pb2.SearchRequest(
         principal=principal, vector_store_ids=[vector_store_id], queries=queries, filters=_nested(body, "filters"),
         max_num_results=max_results, ranking_options=_nested(body, "ranking_options"),
-        rewrite_query=bool(body.get("rewrite_query", False))))
+        rewrite_query=rewrite))
     return json_response(reply.object)

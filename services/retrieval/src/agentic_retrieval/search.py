@@ -22,6 +22,7 @@ from agentic_core.errors import InvalidRequest
 from agentic_retrieval.embeddings import Embedder, EmbeddingsFailed
 from agentic_retrieval.filters import filter_condition
 from agentic_retrieval.ingestion import vector_text
+from agentic_retrieval.query_rewrite import rewritten_queries
 from agentic_retrieval.stores import VectorStores
 
 log = logging.getLogger(__name__)
@@ -123,8 +124,10 @@ class Searcher:
         self.iterative_scan = iterative_scan
 
     async def search(self, tenant: str, store_ids: Sequence[str], queries: Sequence[str], filters: Any,
-                     max_num_results: int, ranking_options: Any) -> SearchOutcome:
+                     max_num_results: int, ranking_options: Any, rewrite_query: bool = False) -> SearchOutcome:
         queries = _queries(queries)
+        if rewrite_query:
+            queries = rewritten_queries(queries)
         limit = max_num_results or DEFAULT_RESULTS
         if not 1 <= limit <= MAX_RESULTS:
             raise InvalidRequest(f"Invalid 'max_num_results': expected 1 to {MAX_RESULTS}.", param="max_num_results",

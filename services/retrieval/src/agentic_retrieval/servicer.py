@@ -170,7 +170,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServicer):
         outcome = await self.searcher.search(
             request.principal.tenant, list(request.vector_store_ids), list(request.queries),
             validation.json_field(request.filters, "filters"), request.max_num_results,
-            validation.json_field(request.ranking_options, "ranking_options"),
+            validation.json_field(request.ranking_options, "ranking_options"), rewrite_query=request.rewrite_query,
         )
         results = [pb.SearchResult(file_id=hit.file_id, filename=hit.filename, score=hit.score,
                                    attributes=orjson.dumps(hit.attributes), content=[hit.content],
