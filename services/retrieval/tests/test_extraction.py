@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import io
-import zipfile
 from collections.abc import AsyncIterator
 
 import pytest
 from agentic_retrieval.extraction import ExtractionLimits, FileRejected, extract_text
 
+from tests.support.document_bombs import docx_zip_bomb, pdf_bomb
 from tests.support.pdf_files import pdf_with_text
 
 LIMITS = ExtractionLimits(max_chars=100_000, max_memory_bytes=512 * 1024 * 1024, timeout_seconds=20, max_pdf_pages=10)
@@ -74,13 +74,35 @@ async def test_unreadable_files_are_invalid(data: bytes, filename: str) -> None:
 
 
 async def test_a_zip_bomb_docx_is_refused_before_it_is_inflated() -> None:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("[Content_Types].xml", "<Types/>")
-        archive.writestr("word/document.xml", b"\x00" * (200 * 1024 * 1024))  # 200 MiB of zeros, ~200 KB packed
     with pytest.raises(FileRejected) as rejected:
-        await _text(out.getvalue(), "bomb.docx")
+        await _text(docx_zip_bomb(200 * 1024 * 1024), "bomb.docx")  # 200 MiB of zeros, ~200 KB packed
     assert rejected.value.code == "invalid_file" and "expands" in rejected.value.message
+
+
+async def test_a_pdf_whose_content_stream_inflates_to_a_gigabyte_is_refused_as_it_inflates() -> None:
+    bomb = pdf_bomb(1024 * 1024 * 1024)  # one FlateDecode stream of 1 GiB of spaces, 1 MB packed
+    with pytest.raises(FileRejected) as rejected:
+        await _text(bomb, "bomb.pdf", "application/pdf")
+    assert rejected.value.code == "invalid_file" and "expands" in rejected.value.message
+
+
+async def test_pdf_pages_sharing_one_inflating_stream_are_refused_once_they_add_up() -> None:
+    """Each page alone stays within pypdf's bound on one stream; read 200 times they would be 8 GB to parse."""
+    bomb = pdf_bomb(40 * 1000 * 1000, pages=200)  # 70 KB
+    pages = ExtractionLimits(max_chars=100_000, max_memory_bytes=512 * 1024 * 1024, timeout_seconds=20,
+                             max_pdf_pages=2000)
+    with pytest.raises(FileRejected) as rejected:
+        await _text(bomb, "pages.pdf", "application/pdf", limits=pages)
+    assert rejected.value.code == "invalid_file" and "expands" in rejected.value.message
+
+
+async def test_a_pdf_bomb_within_the_bounds_but_past_the_cpu_limit_ends_invalid() -> None:
+    """Where the expansion bound is set high, the CPU limit still ends the reading."""
+    loose = ExtractionLimits(max_chars=100_000_000, max_memory_bytes=1024 * 1024 * 1024, timeout_seconds=2,
+                             max_pdf_pages=2000)
+    with pytest.raises(FileRejected) as rejected:
+        await _text(pdf_bomb(60 * 1000 * 1000, pages=1000), "slow.pdf", "application/pdf", limits=loose)
+    assert rejected.value.code == "invalid_file"
 
 
 async def test_a_pdf_over_the_page_limit_and_text_over_the_size_limit_are_invalid() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import sys
 import zipfile
+from typing import Any
 
 from agentic_core.errors import InvalidRequest
 
@@ -32,21 +33,48 @@ class _Bounded:
         self.parts.append(text)
 
 
-def _pdf(data: bytes, out: _Bounded, max_pages: int) -> None:
-    from pypdf import PdfReader
+def _expansion_bound(max_chars: int) -> int:
+    """Most bytes a document may inflate to while it is read (PDF content streams, DOCX entries): far above what
+    `max_chars` of text needs, far below what would exhaust the memory limit."""
+    return max(64 * 1024 * 1024, 16 * max_chars)
 
+
+def _content_bytes(page: Any) -> int:
+    """The page's content streams, inflated (pypdf keeps what it inflated, so that reading the text after costs
+    no second inflation)."""
+    contents = page.get("/Contents")
+    if contents is None:
+        return 0
+    contents = contents.get_object()
+    streams = contents if isinstance(contents, list) else [contents]
+    return sum(len(stream.get_object().get_data()) for stream in streams if hasattr(stream.get_object(), "get_data"))
+
+
+def _pdf(data: bytes, out: _Bounded, max_pages: int, max_chars: int) -> None:
+    from pypdf import PdfReader
+    from pypdf.errors import LimitReachedError
+
+    bomb = "the PDF expands to more than this service reads"
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise Unreadable("the PDF is encrypted")
         if len(reader.pages) > max_pages:
             raise Unreadable(f"the PDF has {len(reader.pages)} pages; this service reads up to {max_pages}")
+        # A decompression bomb is refused as it inflates: pypdf bounds one stream (75 MB); this bounds them all,
+        # a page's content counted each time it is read (pages may share one stream).
+        inflated, bound = 0, _expansion_bound(max_chars)
         for page in reader.pages:
+            inflated += _content_bytes(page)
+            if inflated > bound:
+                raise Unreadable(bomb)
             text = page.extract_text()
             if text and text.strip():
                 out.add(text.strip() + "\n\n")
     except (Unreadable, MemoryError):
         raise
+    except LimitReachedError:
+        raise Unreadable(bomb) from None
     except Exception:  # pypdf's many failure types all mean "cannot be read"
         raise Unreadable("the file could not be read as a PDF") from None
 
@@ -58,7 +86,7 @@ def _docx(data: bytes, out: _Bounded, max_chars: int) -> None:
         declared = sum(info.file_size for info in archive.infolist())
     except zipfile.BadZipFile:
         raise Unreadable("the file is not a DOCX document (not a zip archive)") from None
-    if declared > max(64 * 1024 * 1024, 16 * max_chars):
+    if declared > _expansion_bound(max_chars):
         raise Unreadable("the DOCX document expands to more than this service reads")
     from docx import Document
 
@@ -79,7 +107,7 @@ def extract(kind: str, data: bytes, content_type: str, max_chars: int, max_pages
 
     out = _Bounded(max_chars)
     if kind == "pdf":
-        _pdf(data, out, max_pages)
+        _pdf(data, out, max_pages, max_chars)
     elif kind == "docx":
         _docx(data, out, max_chars)
     else:
