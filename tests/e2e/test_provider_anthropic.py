@@ -224,3 +224,27 @@ def test_anthropic_errors_reach_the_anthropic_sdk(anthropic_client: Anthropic, p
     with pytest.raises(anthropic.RateLimitError) as raised:
         anthropic_client.messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
     assert raised.value.response.headers["retry-after"] == "3"
+# -- /v1/chat/completions in front of Anthropic --------------------------------------------------------------
+
+
+def test_chat_completions_in_front_of_anthropic(client: OpenAI, providers: FakeProviders) -> None:
+    providers.script(Text("Chatting with Claude."))
+    completion = client.chat.completions.create(model=MODEL, messages=[{"role": "system", "content": "Be kind."},
+                                                                       {"role": "user", "content": "hi"}])
+    assert completion.choices[0].message.content == "Chatting with Claude."
+    assert completion.choices[0].finish_reason == "stop" and completion.usage.prompt_tokens == 33
+    assert providers.requests[-1]["system"] == "Be kind."
+
+
+def test_streamed_chat_completions_in_front_of_anthropic_with_a_tool_call(client: OpenAI,
+                                                                           providers: FakeProviders) -> None:
+    providers.script(FunctionCall("get_weather", '{"city": "Nice"}'))
+    chunks = list(client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "weather?"}], stream=True,
+        tools=[{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER["parameters"]}}]))
+    arguments = "".join(call.function.arguments or "" for chunk in chunks for choice in chunk.choices
+                        for call in choice.delta.tool_calls or [])
+    assert orjson.loads(arguments) == {"city": "Nice"}
+    assert [choice.finish_reason for chunk in chunks for choice in chunk.choices if choice.finish_reason] == ["tool_calls"]
+
+

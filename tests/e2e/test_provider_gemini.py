@@ -197,3 +197,35 @@ def test_claude_code_style_tool_rounds_keep_geminis_signature(anthropic_client: 
     model_turn = providers.requests[-1]["contents"][1]
     assert model_turn["parts"][0]["thoughtSignature"] == signature
     assert model_turn["parts"][0]["functionCall"]["name"] == "get_weather"
+
+
+# -- /v1/chat/completions in front of Gemini -----------------------------------------------------------------
+
+
+def test_chat_completions_in_front_of_gemini(client: OpenAI, providers: FakeProviders) -> None:
+    providers.script(Text("Chatting with Gemini."))
+    completion = client.chat.completions.create(model=MODEL, max_tokens=50, messages=[
+        {"role": "system", "content": "Be kind."}, {"role": "user", "content": "hi"}])
+    assert completion.choices[0].message.content == "Chatting with Gemini."
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.usage.prompt_tokens == 30 and completion.usage.prompt_tokens_details.cached_tokens == 4
+    assert providers.requests[-1]["systemInstruction"] == {"parts": [{"text": "Be kind."}]}
+    assert providers.requests[-1]["generationConfig"] == {"maxOutputTokens": 50}
+
+
+def test_a_chat_tool_round_trip_in_front_of_gemini(client: OpenAI, providers: FakeProviders) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER["parameters"]}}]
+    providers.script(FunctionCall("get_weather", '{"city": "Nice"}'), Text("Warm."))
+    chunks = list(client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "weather?"}],
+                                                 tools=tools, stream=True, stream_options={"include_usage": True}))
+    calls = [call for chunk in chunks for choice in chunk.choices for call in choice.delta.tool_calls or []]
+    call_id = calls[0].id
+    assert orjson.loads("".join(call.function.arguments or "" for call in calls)) == {"city": "Nice"}
+    assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens == 30
+    answer = client.chat.completions.create(model=MODEL, tools=tools, messages=[
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Nice"}'}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "24C"}])
+    assert answer.choices[0].message.content == "Warm."
+    assert providers.requests[-1]["contents"][2]["parts"][0]["functionResponse"]["response"] == {"output": "24C"}

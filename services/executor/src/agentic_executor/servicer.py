@@ -19,6 +19,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from agentic_executor.background import BackgroundTurns
+from agentic_executor.chat_completions import ChatCompletionTurns
 from agentic_executor.coalesce import coalesced
 from agentic_executor.compact_endpoint import CompactEndpoint
 from agentic_executor.messages import MessagesTurns
@@ -40,6 +41,7 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
     ) -> None:
         self.runner = runner
         self.messages = MessagesTurns(runner)
+        self.chat_completions = ChatCompletionTurns(runner)
         self.background = background
         self.compact = compact
 
@@ -66,7 +68,11 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
         raise AgenticError("The turn ended without a result.")
 
     def _turn(self, request: executor_pb2.ExecuteRequest) -> AsyncGenerator[executor_pb2.ExecuteEvent, None]:
-        return self.messages.run(request) if request.api == "messages" else self._responses(request)
+        if request.api == "messages":
+            return self.messages.run(request)
+        if request.api == "chat_completions":
+            return self.chat_completions.run(request)
+        return self._responses(request)
 
     async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.TokenCount:
         if request.api == "messages":

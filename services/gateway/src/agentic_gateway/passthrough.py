@@ -12,7 +12,8 @@ from typing import Any
 
 import aiohttp
 import orjson
-from agentic_core.errors import InvalidRequest
+from agentic.v1 import executor_pb2
+from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
@@ -28,9 +29,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, gateway_of
+from agentic_gateway.http import request_id_of
 from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 from agentic_gateway.metrics import REQUESTS
-from agentic_gateway.turn_relay import SHUTDOWN_CUT, openai_stream_error
+from agentic_gateway.turn_relay import SHUTDOWN_CUT, openai_stream_error, run_on_executor
 from agentic_gateway.usage_capture import usage_tap
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,13 @@ PLAIN_TOOL_TYPES = frozenset({"function"})
 # whose sealed summary only the executor reads.
 _MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES | {COMPACTION}) - {"function_call", "function_call_output"}
 _RELAYED_HEADERS = ("content-type", "x-request-id", "retry-after")
+# Routes whose model servers do not speak Chat Completions (docs/providers.md).
+TRANSLATED_CHAT_APIS = frozenset({"anthropic", "gemini"})
+
+
+def chat_stream_error(error: AgenticError) -> bytes:
+    """A Chat Completions stream's error: a data-only chunk with `error` (the openai SDK raises it)."""
+    return b"data: " + error.body() + b"\n\n"
 
 
 # The terminal error event of a relayed stream the drain bound cuts, in each API's own shape.
@@ -167,6 +176,12 @@ def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, An
         body = await read_body(request, gateway.settings.max_body_bytes)
         payload = parse_json_object(body)
         route = gateway.router.route(model := model_of(payload))
+        if path == "/chat/completions" and route.api in TRANSLATED_CHAT_APIS:
+            # A hosted provider's own API is not Chat Completions: the executor runs it as a stateless turn.
+            execute = executor_pb2.ExecuteRequest(request_json=body, principal=request.state.principal,
+                                                  stream=payload.get("stream") is True, api="chat_completions",
+                                                  request_id=request_id_of(request))
+            return await run_on_executor(request, execute, label, chat_stream_error)
         return await relay(request, route, path, upstream_body(body, payload, route), payload.get("stream") is True, label,
                            model)
 
