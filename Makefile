@@ -66,18 +66,24 @@ proto: install
 clean:
 	rm -rf $(VENV) .pytest_cache .agent-clients
 
-# Container images (needs a Docker engine): one per service, built from the repository root.
+# Container images: one per service, built from the repository root with Docker or Podman, whichever runs here
+# (deploy/images/build.sh, docs/deployment.md); PYTHON_IMAGE=<image> picks the base of both stages.
 IMAGE_REPOSITORY ?= ghcr.io/agentic
 IMAGE_TAG ?= dev
 IMAGE_SERVICES := gateway executor state mcp-bridge tool-runner llm-d retrieval
 
-.PHONY: images
+.PHONY: images base-image test-images
 images:
-	@docker info >/dev/null 2>&1 || { echo "make images needs a running Docker engine"; exit 1; }
-	@for service in $(IMAGE_SERVICES); do \
-		docker build -f services/$$service/Dockerfile -t $(IMAGE_REPOSITORY)/$$service:$(IMAGE_TAG) \
-			--build-arg REVISION=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown) . || exit 1; \
-	done
+	IMAGE_REPOSITORY=$(IMAGE_REPOSITORY) IMAGE_TAG=$(IMAGE_TAG) bash deploy/images/build.sh images $(IMAGE_SERVICES)
+
+# The base image: the official python:3.11-slim digest when a registry serves it, else one made here from Debian's
+# packages (mmdebstrap).
+base-image:
+	bash deploy/images/build.sh base-image
+
+# The images built, then run as the chart's pods under Podman and driven with the SDKs (tests/images; not in make test).
+test-images: install
+	$(PY) -m pytest tests/images -m images $(PYTEST_ARGS)
 
 docs: install
 	$(PY) -m tests.support.settings_catalog --write README.md

@@ -1,4 +1,5 @@
-"""Write the values table of the chart README from the `# --` comments of values.yaml.
+"""Write the values table of the chart README from the `# --` comments of values.yaml, and its table of image
+sizes from image-sizes.json (`deploy/images/build.sh sizes` writes that file from the images built here).
 
     python charts/agentic/generate_readme.py           # rewrite README.md between the markers
     python charts/agentic/generate_readme.py --check   # exit 1 when README.md is stale
@@ -20,6 +21,7 @@ import yaml
 
 CHART = Path(__file__).resolve().parent
 START, END = "<!-- values-table:start -->", "<!-- values-table:end -->"
+SIZES_START, SIZES_END = "<!-- image-sizes:start -->", "<!-- image-sizes:end -->"
 KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z0-9_.\-]+):(\s|$)")
 
 
@@ -80,18 +82,36 @@ def markdown_table(values_text: str) -> str:
     return "\n".join(lines)
 
 
-def render_into(readme_text: str, values_text: str) -> str:
-    head, found, rest = readme_text.partition(START)
+def sizes_table(sizes: dict[str, Any]) -> str:
+    """One row per image: its uncompressed size as the engine reports it, and the base it was built from."""
+    lines = [f"Measured with {sizes['engine']} on images built from `{sizes['base']}` "
+             f"(base image {sizes['base_bytes'] / 1e6:.0f} MB); uncompressed, as `{sizes['engine']} images` shows them.",
+             "", "| image | size |", "|---|---|"]
+    for service, size in sizes["images"].items():
+        lines.append(f"| `{service}` | {size / 1e6:.0f} MB |")
+    return "\n".join(lines)
+
+
+def _replace_between(text: str, start: str, end: str, body: str) -> str:
+    head, found, rest = text.partition(start)
     if not found:
-        raise ValueError(f"README.md lacks the marker {START}")
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n{markdown_table(values_text)}\n{END}{tail}"
+        raise ValueError(f"README.md lacks the marker {start}")
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def render_into(readme_text: str, values_text: str, sizes: dict[str, Any] | None = None) -> str:
+    text = _replace_between(readme_text, START, END, markdown_table(values_text))
+    if sizes is not None:
+        text = _replace_between(text, SIZES_START, SIZES_END, sizes_table(sizes))
+    return text
 
 
 def main(argv: list[str]) -> int:
     readme = CHART / "README.md"
     current = readme.read_text()
-    fresh = render_into(current, (CHART / "values.yaml").read_text())
+    sizes = json.loads((CHART / "image-sizes.json").read_text())
+    fresh = render_into(current, (CHART / "values.yaml").read_text(), sizes)
     if "--check" in argv:
         if fresh != current:
             print("charts/agentic/README.md is stale: run python charts/agentic/generate_readme.py", file=sys.stderr)

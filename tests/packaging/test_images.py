@@ -43,11 +43,36 @@ def test_dockerfile_passes_hadolint(service: Service) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+OFFICIAL_BASE = re.compile(r"^docker\.io/library/python:3\.11-slim@sha256:[0-9a-f]{64}$")
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_both_stages_start_from_the_base_image_argument_pinned_by_digest(service: Service) -> None:
+    """`make base-image` or a release passes PYTHON_IMAGE; without one, the official image at one digest."""
+    text = dockerfile(service)
+    (default,) = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", text, re.MULTILINE)
+    assert OFFICIAL_BASE.match(default), default
+    assert text.index("ARG PYTHON_IMAGE=") < text.index("FROM ")
+    builder, final = stages(text)
+    assert builder.startswith("FROM ${PYTHON_IMAGE} AS builder")
+    assert final.splitlines()[0] == "FROM ${PYTHON_IMAGE}"
+
+
+def test_every_image_names_the_same_base_digest() -> None:
+    defaults = {re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", dockerfile(service), re.MULTILINE)[0] for service in SERVICES}
+    assert len(defaults) == 1, defaults
+
+
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
+def test_pip_in_the_build_takes_the_given_index_and_ca_bundle(service: Service) -> None:
+    builder = stages(dockerfile(service))[0]
+    assert "ARG PIP_INDEX_URL" in builder and "ARG PIP_EXTRA_INDEX_URL" in builder
+    assert "RUN --mount=type=secret,id=pip-ca" in builder and "PIP_CERT=/run/secrets/pip-ca" in builder
+
+
 @pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.component)
 def test_final_stage_is_slim_python_without_build_tools(service: Service) -> None:
-    builder, final = stages(dockerfile(service))
-    assert builder.startswith("FROM python:3.11-slim AS builder")
-    assert final.splitlines()[0] == "FROM python:3.11-slim"
+    _, final = stages(dockerfile(service))
     assert instructions(final, "COPY") == ["--from=builder /opt/venv /opt/venv"]
     assert not BUILD_TOOLS.search(final)
     assert "HEALTHCHECK" not in dockerfile(service)
@@ -86,15 +111,49 @@ def test_dockerignore_sends_only_the_libs_and_services_sources() -> None:
     lines = [line for line in (ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
     assert lines[0] == "**"
     allowed = [line[1:] for line in lines if line.startswith("!")]
-    assert all(path.startswith(("libs/", "services/")) for path in allowed)
+    assert all(path == "libs" or path == "services" or path.startswith(("libs/", "services/")) for path in allowed)
     assert "**/*.egg-info" in lines and "**/__pycache__" in lines
+
+
+def test_dockerignore_re_includes_every_parent_directory_for_buildah() -> None:
+    """Buildah (Podman) does not look inside a directory `**` excluded: each re-included path's parents are
+    re-included by name before it, and the other files under them excluded again (tests/images builds with it)."""
+    lines = [line for line in (ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    included = [line[1:] for line in lines if line.startswith("!")]
+    for path in included:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if "**" in parent:
+                continue
+            assert any(_covers(pattern, parent) for pattern in included[: included.index(path)]), (path, parent)
+    assert "libs/*/*" in lines and "services/*/*" in lines
+
+
+def _covers(pattern: str, path: str) -> bool:
+    import fnmatch
+
+    return len(pattern.split("/")) == len(path.split("/")) and fnmatch.fnmatchcase(path, pattern)
 
 
 def test_make_images_builds_every_service() -> None:
     makefile = (ROOT / "Makefile").read_text()
     (names,) = re.findall(r"^IMAGE_SERVICES := (.+)$", makefile, re.MULTILINE)
     assert set(names.split()) == {service.component for service in SERVICES}
-    assert re.search(r"^images:", makefile, re.MULTILINE)
+    for target in ("images", "base-image", "test-images"):
+        assert re.search(rf"^{target}:", makefile, re.MULTILINE), target
+    script = (ROOT / "deploy" / "images" / "build.sh").read_text()
+    (listed,) = re.findall(r"^ALL_SERVICES=\((.+)\)$", script, re.MULTILINE)
+    assert set(listed.split()) == {service.component for service in SERVICES}
+
+
+def test_the_build_script_passes_shellcheck() -> None:
+    found = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which("shellcheck")
+    if not found:
+        pytest.skip("shellcheck is not installed")
+    script = ROOT / "deploy" / "images" / "build.sh"
+    result = subprocess.run([found, str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def _local_dependencies(pyproject: Path) -> set[str]:

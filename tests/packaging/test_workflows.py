@@ -114,15 +114,17 @@ def test_release_images_carry_an_sbom_and_provenance_and_are_pushed(release: dic
 
 
 def test_release_builds_every_image_from_one_base_image_digest(release: dict[str, Any]) -> None:
-    """The Dockerfiles name `python:3.11-slim`; a release resolves it to a digest once and builds every image,
-    both stages, from that digest (buildx build contexts replace the FROM image), as its provenance records."""
+    """Every Dockerfile takes its base as `PYTHON_IMAGE` (both stages); a release resolves the official image to a
+    digest once and passes it to every image, as its provenance records."""
     base = release["env"]["BASE_IMAGE"]
     for service in SERVICES:
         dockerfile = (ROOT / "services" / service.component / "Dockerfile").read_text()
         images = {line.split()[1] for line in dockerfile.splitlines() if line.startswith("FROM ")}
-        assert images == {base}, service.component
+        assert images == {"${PYTHON_IMAGE}"}, service.component
+        (default,) = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", dockerfile, re.MULTILINE)
+        assert default.split("@")[0] == base, service.component
     build = step_using(release["jobs"]["images"], "docker/build-push-action")["with"]
-    assert build["build-contexts"].strip() == "${{ env.BASE_IMAGE }}=docker-image://${{ env.BASE_IMAGE }}@${{ env.BASE_DIGEST }}"
+    assert "PYTHON_IMAGE=${{ env.BASE_IMAGE }}@${{ env.BASE_DIGEST }}" in build["build-args"]
     assert release["jobs"]["images"]["env"]["BASE_DIGEST"] == "${{ needs.verify.outputs.base-digest }}"
     assert "docker buildx imagetools inspect" in scripts(release["jobs"]["verify"])
 
