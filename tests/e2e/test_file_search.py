@@ -118,6 +118,31 @@ def test_a_store_of_another_tenant_is_404_before_the_model_runs(other_tenant: Op
         other_tenant.responses.create(model=MODEL, input="x", tools=[_tool("vs_unknown")])
 
 
+@pytest.mark.parametrize(("options", "param"), [
+    ({"filters": {"type": "between", "key": "year", "value": 1}}, "tools[0].filters.type"),
+    ({"filters": {"type": "eq", "value": "animals"}}, "tools[0].filters.key"),
+    ({"filters": {"type": "and"}}, "tools[0].filters.filters"),
+    ({"filters": {"type": "or", "filters": [{"type": "eq", "key": "a", "value": {"x": 1}}]}},
+     "tools[0].filters.filters[0].value"),
+    ({"filters": {"type": "gt", "key": "year", "value": True}}, "tools[0].filters.value"),
+    ({"filters": {"type": "in", "key": "year", "value": 2020}}, "tools[0].filters.value"),
+    ({"ranking_options": {"score_threshold": 1.5}}, "tools[0].ranking_options.score_threshold"),
+    ({"ranking_options": {"ranker": "bm25"}}, "tools[0].ranking_options.ranker"),
+])
+def test_malformed_filters_or_ranking_options_are_a_400_before_the_model_runs(client: OpenAI, upstream, library,
+                                                                              options: dict, param: str) -> None:
+    store_id, _ = library
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as raised:
+            client.responses.create(model=MODEL, input="x", tools=[_tool(store_id, **options)], stream=stream)
+        assert raised.value.body["param"] == param and raised.value.body["code"] == "invalid_value"
+    assert upstream.requests == []
+    # The search route refuses the same options for the same reason (one validator).
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.vector_stores.search(store_id, query="x", **options)
+    assert raised.value.body["param"] == param.removeprefix("tools[0].")
+
+
 def test_input_file_by_id_reaches_the_model_as_its_text(client: OpenAI, upstream, library) -> None:
     _, ids = library
     upstream.script(Text("Fleece."))

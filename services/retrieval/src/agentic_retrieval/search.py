@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 import orjson
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools import search_options
 
 from agentic_retrieval.embeddings import Embedder, EmbeddingsFailed
 from agentic_retrieval.filters import filter_condition
@@ -31,50 +32,6 @@ MAX_RESULTS = 50
 DEFAULT_RESULTS = 10
 MAX_QUERIES = 10
 MAX_QUERY_CHARS = 4096
-RANKERS = frozenset({"none", "auto", "default-2024-11-15"})
-
-
-@dataclass(frozen=True)
-class Ranking:
-    score_threshold: float = 0.0
-    embedding_weight: float | None = None  # both set: hybrid
-    text_weight: float | None = None
-
-    @property
-    def hybrid(self) -> bool:
-        return self.embedding_weight is not None and self.text_weight is not None
-
-
-def _number(value: Any, param: str, low: float, high: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (high is not None and value > high):
-        bound = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise InvalidRequest(f"Invalid '{param}': expected a number {bound}.", param=param, code="invalid_value")
-    return float(value)
-
-
-def ranking(value: Any) -> Ranking:
-    param = "ranking_options"
-    if value is None:
-        return Ranking()
-    if not isinstance(value, dict):
-        raise InvalidRequest(f"Invalid '{param}': expected an object.", param=param, code="invalid_value")
-    ranker = value.get("ranker", "auto")
-    if ranker not in RANKERS:
-        raise InvalidRequest(f"Invalid '{param}.ranker': expected one of {', '.join(sorted(RANKERS))}.",
-                             param=f"{param}.ranker", code="invalid_value")
-    threshold = _number(value.get("score_threshold", 0.0), f"{param}.score_threshold", 0.0, 1.0)
-    hybrid = value.get("hybrid_search")
-    if hybrid is None:
-        return Ranking(threshold)
-    if not isinstance(hybrid, dict):
-        raise InvalidRequest(f"Invalid '{param}.hybrid_search': expected an object.", param=f"{param}.hybrid_search",
-                             code="invalid_value")
-    embedding = _number(hybrid.get("embedding_weight", 1.0), f"{param}.hybrid_search.embedding_weight", 0.0)
-    text = _number(hybrid.get("text_weight", 1.0), f"{param}.hybrid_search.text_weight", 0.0)
-    if embedding + text <= 0:
-        raise InvalidRequest(f"Invalid '{param}.hybrid_search': one weight must be above 0.",
-                             param=f"{param}.hybrid_search", code="invalid_value")
-    return Ranking(threshold, embedding, text)
 
 
 @dataclass
@@ -132,7 +89,7 @@ class Searcher:
         if not 1 <= limit <= MAX_RESULTS:
             raise InvalidRequest(f"Invalid 'max_num_results': expected 1 to {MAX_RESULTS}.", param="max_num_results",
                                  code="invalid_value")
-        options = ranking(ranking_options)
+        options = search_options.ranking_options(ranking_options)
         condition, filter_parameters = filter_condition(filters, "sf.attributes", 4)  # validated before any query
         if not store_ids:
             raise InvalidRequest("Name at least one vector store.", param="vector_store_ids", code="invalid_value")

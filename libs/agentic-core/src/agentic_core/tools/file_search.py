@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.tools.search_options import check_filters, ranking_options
 
 NAME = "file_search"
 PUBLIC_TYPE = "file_search_call"
@@ -42,8 +43,8 @@ FUNCTION: dict[str, Any] = {
 
 
 def declaration(tool: dict[str, Any], param: str) -> dict[str, Any]:
-    """The runner's params from a `file_search` declaration, checked in shape (the stores' ownership is checked by
-    the executor as the turn starts; filters in depth by the search)."""
+    """The runner's params from a `file_search` declaration, checked in full but for the stores' ownership (the
+    executor checks that as the turn starts)."""
     store_ids = tool.get("vector_store_ids")
     if (not isinstance(store_ids, list) or not store_ids or len(store_ids) > MAX_STORES
             or not all(isinstance(store_id, str) and store_id for store_id in store_ids)):
@@ -56,13 +57,13 @@ def declaration(tool: dict[str, Any], param: str) -> dict[str, Any]:
             raise InvalidRequest(f"Invalid '{param}.max_num_results': expected an integer from 1 to {MAX_RESULTS}.",
                                  param=f"{param}.max_num_results", code="invalid_value")
         params["max_num_results"] = limit
-    for name in ("filters", "ranking_options"):
-        value = tool.get(name)
-        if value is not None and not isinstance(value, dict):
-            raise InvalidRequest(f"Invalid '{param}.{name}': expected an object.", param=f"{param}.{name}",
-                                 code="invalid_value")
-        if value is not None:
-            params[name] = value
+    # Checked as the search checks them (one validator), so that a malformed one is a 400 before the model runs.
+    if (filters := tool.get("filters")) is not None:
+        check_filters(filters, f"{param}.filters")
+        params["filters"] = filters
+    if (ranking := tool.get("ranking_options")) is not None:
+        ranking_options(ranking, f"{param}.ranking_options")
+        params["ranking_options"] = ranking
     return params
 
 
