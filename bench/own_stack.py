@@ -21,8 +21,10 @@ SHOWN = ("gateway", "executor", "state", "postgres", "nats")  # the processes a 
 
 
 @contextmanager
-def own_stack(name: str, fake_args: tuple[str, ...] = (), **env: str) -> Iterator[tuple[LocalStack, dict[str, int]]]:
-    """`fake_args`: options of the fake model server (e.g. `--call-tools`); `env`: settings of the stack."""
+def own_stack(name: str, fake_args: tuple[str, ...] = (), with_model_server: bool = False,
+              **env: str) -> Iterator[tuple[LocalStack, dict[str, int]]]:
+    """`fake_args`: options of the fake model server (e.g. `--call-tools`); `with_model_server`: its pid too (as
+    `model-server`); `env`: settings of the stack."""
     port = free_port()
     fake = subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(port), *fake_args],
                             cwd=ROOT)
@@ -37,7 +39,8 @@ def own_stack(name: str, fake_args: tuple[str, ...] = (), **env: str) -> Iterato
             stack.start()
             try:
                 running = stack_pids(stack)
-                yield stack, {process: running[process] for process in SHOWN if process in running}
+                pids = {process: running[process] for process in SHOWN if process in running}
+                yield stack, {**pids, "model-server": fake.pid} if with_model_server else pids
             finally:
                 stack.stop()
     finally:

@@ -27,6 +27,7 @@ from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 
 from bench import llm_d
+from bench.agent_turns import run_agent_turn_benchmarks
 from bench.background import run_background_benchmarks
 from bench.cpu_turns import run_cpu_turn_benchmarks
 from bench.figures import Figures, percentile
@@ -190,6 +191,7 @@ def main() -> None:
         return
     print(run_tool_benchmarks())
     print(run_cpu_turn_benchmarks(turns=max(100, args.requests * 2 // 3)))
+    print(run_agent_turn_benchmarks(turns=max(100, args.requests * 2 // 3)))
     print(run_grpc_floor())
     print(run_background_benchmarks(turns=max(50, args.requests // 3)))
     print(run_websocket_benchmarks(turns=max(50, args.requests // 3)))
