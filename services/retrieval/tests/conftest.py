@@ -90,14 +90,16 @@ EXTRACTION = ExtractionLimits(max_chars=2_000_000, max_memory_bytes=768 * 1024 *
 
 
 def build(pool: asyncpg.Pool, vectors: bool, *, embeddings: bool = True, max_attempts: int = 3,
-          lease_seconds: float = 20.0, extraction: ExtractionLimits = EXTRACTION) -> Retrieval:
+          lease_seconds: float = 20.0, extraction: ExtractionLimits = EXTRACTION, candidates: int = 100,
+          keyword_max_ranked: int = 10_000) -> Retrieval:
     storage = PostgresFileStorage(pool, 4096)
     queue = RecordingQueue()
     embedder = WordEmbedder(enabled=embeddings)
     stores = VectorStores(pool, queue)
     ingestor = Ingestor(pool, storage, load_tokenizer(None), embedder, extraction,
                         IngestLimits(max_attempts, lease_seconds, 256), vectors)
-    searcher = Searcher(pool, stores, embedder, vectors=vectors, candidates=100, ef_search=100, iterative_scan=False)
+    searcher = Searcher(pool, stores, embedder, vectors=vectors, candidates=candidates, ef_search=100,
+                        iterative_scan=False, keyword_max_ranked=keyword_max_ranked)
     return Retrieval(FileStore(pool, storage, 10 * 1024 * 1024), stores, queue, embedder, ingestor, searcher)
 
 

@@ -148,6 +148,26 @@ async def test_keyword_search_finds_the_file_that_holds_the_words(pool) -> None:
     assert page["object"] == "vector_store.search_results.page" and page["data"][0]["content"][0]["type"] == "text"
 
 
+async def test_keyword_search_ranks_chunks_with_every_word_and_bounds_what_it_ranks(pool) -> None:
+    documents = {f"common-{n}.txt": f"Report {n}: the harbour crane moved containers all night." for n in range(30)}
+    documents["both.txt"] = "The harbour crane broke down, and the tugboat towed the barge out."
+    documents["tug.txt"] = "A tugboat is a small powerful boat."
+    owner = tenant()
+    retrieval = build(pool, False, embeddings=False, candidates=10, keyword_max_ranked=100)
+    store_id, ids = await store_with(retrieval, owner, documents)
+    # Enough chunks hold every word: only they are ranked.
+    strict = await retrieval.searcher.search(owner, [store_id], ["harbour crane"], None, 10, None)
+    assert len(strict.hits) == 10 and all("harbour crane" in hit.content for hit in strict.hits)
+    # Too few do: the chunk with both words first, then chunks with any of them.
+    loose = await retrieval.searcher.search(owner, [store_id], ["crane tugboat"], None, 10, None)
+    assert loose.hits[0].file_id == ids["both.txt"] and len(loose.hits) == 10
+    assert loose.hits[0].score > loose.hits[1].score
+    # A pass ranks at most keyword_max_ranked chunks: a word in every chunk still answers, from a bounded scan.
+    bounded = build(pool, False, embeddings=False, candidates=10, keyword_max_ranked=5)
+    common = await bounded.searcher.search(owner, [store_id], ["harbour"], None, 10, None)
+    assert 1 <= len(common.hits) <= 5 and all(hit.score > 0 for hit in common.hits)
+
+
 async def test_vector_and_hybrid_search_rank_the_nearest_chunk_first(retrieval: Retrieval, vectors) -> None:
     if not vectors:
         pytest.skip("this PostgreSQL has no pgvector extension (keyword search only)")

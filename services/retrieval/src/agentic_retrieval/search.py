@@ -71,7 +71,7 @@ _CANDIDATE_JOINS = """
 
 class Searcher:
     def __init__(self, pool: asyncpg.Pool, stores: VectorStores, embedder: Embedder, *, vectors: bool,
-                 candidates: int, ef_search: int, iterative_scan: bool) -> None:
+                 candidates: int, ef_search: int, iterative_scan: bool, keyword_max_ranked: int = 10_000) -> None:
         self.pool = pool
         self.stores = stores
         self.embedder = embedder
@@ -79,6 +79,7 @@ class Searcher:
         self.candidates = candidates
         self.ef_search = ef_search
         self.iterative_scan = iterative_scan
+        self.keyword_max_ranked = keyword_max_ranked
 
     async def search(self, tenant: str, store_ids: Sequence[str], queries: Sequence[str], filters: Any,
                      max_num_results: int, ranking_options: Any, rewrite_query: bool = False) -> SearchOutcome:
@@ -115,17 +116,37 @@ class Searcher:
 
     async def _keyword(self, scope: tuple[str, list[str]], queries: list[str], condition: str,
                        parameters: list[Any]) -> list[Hit]:
-        # Any of the queries' words (stemmed), not all: natural-language questions rarely contain every term.
-        rows = await self.pool.fetch(
-            f"""WITH q AS (SELECT to_tsquery('simple', array_to_string(ARRAY(
-                    SELECT quote_literal(lexeme) FROM unnest(tsvector_to_array(to_tsvector('english', $3))) lexeme
-                 ), ' | ')) AS query)
-            SELECT {_CANDIDATE_COLUMNS}, ts_rank_cd(c.text_search, q.query, 1 | 32) AS score
-            {_CANDIDATE_JOINS} CROSS JOIN q
-            WHERE c.tenant = $1 AND c.vector_store_id = ANY($2::text[]) AND c.text_search @@ q.query AND {condition}
-            ORDER BY score DESC, c.file_id, c.position LIMIT {self.candidates}""",
-            *scope, " ".join(queries), *parameters)
-        return _hits(rows, "keyword")
+        """Chunks holding every word of a query first; when they are fewer than the candidates, chunks holding any of
+        its words (questions rarely contain every term). Each pass ranks at most `keyword_max_ranked` matching chunks,
+        so a query of words found in most of a large store costs a bounded scan. Scores are the same in both passes:
+        `ts_rank_cd` against any of the words (stemmed)."""
+        strict = await self._keyword_pass(scope, queries, condition, parameters, every_word=True)
+        if len(strict) >= self.candidates:
+            return _hits(strict, "keyword")
+        loose = await self._keyword_pass(scope, queries, condition, parameters, every_word=False)
+        rows = {(row["vector_store_id"], row["file_id"], row["position"]): row for row in [*loose, *strict]}
+        ranked = sorted(rows.values(), key=lambda row: (-row["score"], row["file_id"], row["position"]))
+        return _hits(ranked[:self.candidates], "keyword")
+
+    async def _keyword_pass(self, scope: tuple[str, list[str]], queries: list[str], condition: str,
+                            parameters: list[Any], every_word: bool) -> list[asyncpg.Record]:
+        joiner = " & " if every_word else " | "
+        return await self.pool.fetch(
+            f"""WITH words AS (SELECT ARRAY(SELECT quote_literal(lexeme) FROM unnest(tsvector_to_array(
+                    to_tsvector('english', query))) lexeme) AS lexemes FROM unnest($3::text[]) query),
+                 q AS (SELECT to_tsquery('simple', coalesce(string_agg(array_to_string(lexemes, ' | '), ' | '), ''))
+                              AS ranked,
+                              to_tsquery('simple', coalesce(string_agg('(' || array_to_string(lexemes, '{joiner}') || ')', ' | '),
+                                                            '')) AS matched
+                       FROM words WHERE cardinality(lexemes) > 0)
+            SELECT m.vector_store_id, m.file_id, m.position, m.content, m.filename, m.attributes,
+                   ts_rank_cd(m.text_search, q.ranked, 1 | 32) AS score
+            FROM (SELECT {_CANDIDATE_COLUMNS}, c.text_search {_CANDIDATE_JOINS} CROSS JOIN q
+                  WHERE c.tenant = $1 AND c.vector_store_id = ANY($2::text[]) AND c.text_search @@ q.matched
+                    AND {condition}
+                  LIMIT {int(self.keyword_max_ranked)}) m CROSS JOIN q
+            ORDER BY score DESC, m.file_id, m.position LIMIT {self.candidates}""",
+            *scope, queries, *parameters)
 
     async def _vector(self, scope: tuple[str, list[str]], queries: list[str], condition: str,
                       parameters: list[Any]) -> list[Hit]:

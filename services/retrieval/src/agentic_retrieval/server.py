@@ -96,7 +96,8 @@ async def serve(settings: RetrievalSettings) -> None:
     storage = PostgresFileStorage(pool, settings.storage_part_bytes)
     stores = VectorStores(pool, queue)
     searcher = Searcher(pool, stores, embedder, vectors=vectors, candidates=settings.search_candidates,
-                        ef_search=settings.hnsw_ef_search, iterative_scan=await _pgvector_iterative_scan(pool))
+                        ef_search=settings.hnsw_ef_search, iterative_scan=await _pgvector_iterative_scan(pool),
+                        keyword_max_ranked=settings.keyword_max_ranked)
     ingestor = Ingestor(
         pool, storage, load_tokenizer(settings.tokenizer_file), embedder,
         ExtractionLimits(settings.max_extracted_chars, settings.extract_max_memory_bytes,

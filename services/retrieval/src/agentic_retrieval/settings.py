@@ -105,6 +105,11 @@ class RetrievalSettings(ServiceSettings):
     )
     file_search_max_deliveries: int = Field(default=3, ge=1, description="Deliveries of one `file_search` call before "
                                                                           "it is given up.")
+    keyword_max_ranked: int = Field(
+        default=10_000, ge=100, le=1_000_000,
+        description="Most chunks a keyword search ranks in each pass (every word, then any word): a query of words "
+                    "found in most of a large store costs a bounded scan.",
+    )
     hnsw_ef_search: int = Field(
         default=100, ge=10, le=1000, description="pgvector's `hnsw.ef_search` for vector queries (recall vs speed).",
     )
