@@ -105,7 +105,7 @@ async def serve(settings: RetrievalSettings) -> None:
         # Half the ack wait: a dead worker's last heartbeat may be up to a third of the ack wait before its last
         # lease renewal, so a redelivery always finds the lease lapsed, with a sixth of the ack wait to spare.
         IngestLimits(settings.ingest_max_attempts, settings.ingest_ack_wait_seconds / 2,
-                     settings.embeddings_max_input_tokens),
+                     settings.embeddings_max_input_tokens, settings.hnsw_m, settings.hnsw_ef_construction),
         vectors,
     )
     consumer = IngestConsumer(nats_client, ingestor, concurrency=settings.ingest_concurrency,
