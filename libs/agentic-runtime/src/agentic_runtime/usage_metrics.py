@@ -6,6 +6,7 @@ tenants, the routing table's models) plus the first ones seen up to a cap; every
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from agentic_core.usage.turn_usage import TurnUsage
 from prometheus_client import Counter
@@ -43,15 +44,24 @@ class UsageMetrics:
     def __init__(self, tenants: Iterable[str] = (), models: Iterable[str] = ()) -> None:
         self.tenant = BoundedLabels(tenants, MAX_TENANT_LABELS)
         self.model = BoundedLabels(models, MAX_MODEL_LABELS)
+        # Each counter's child by its labels, looked up once (prometheus_client's `labels` takes a lock and builds
+        # a key each call); as bounded as the labels are. A child is made the first time it counts, as before.
+        self._children: dict[tuple[Counter, tuple[str, ...]], Any] = {}
 
     def count(self, tenant: str, model: str, usage: TurnUsage) -> None:
         tenant, model = self.tenant(tenant), self.model(model)
         for kind, value in (("input", usage.input_tokens), ("cached", usage.cached_tokens),
                             ("output", usage.output_tokens), ("reasoning", usage.reasoning_tokens)):
             if value:
-                TOKENS.labels(tenant=tenant, model=model, type=kind).inc(value)
-        MODEL_REQUESTS.labels(tenant=tenant, model=model).inc(usage.requests)
+                self._child(TOKENS, tenant, model, kind).inc(value)
+        self._child(MODEL_REQUESTS, tenant, model).inc(usage.requests)
         if usage.tool_seconds:
-            TOOL_SECONDS.labels(tenant=tenant, model=model).inc(usage.tool_seconds)
+            self._child(TOOL_SECONDS, tenant, model).inc(usage.tool_seconds)
         for kind, calls in usage.tool_calls.items():
-            TOOL_CALLS.labels(tenant=tenant, kind=kind).inc(calls)
+            self._child(TOOL_CALLS, tenant, kind).inc(calls)
+
+    def _child(self, counter: Counter, *labels: str) -> Any:
+        child = self._children.get((counter, labels))
+        if child is None:
+            child = self._children[(counter, labels)] = counter.labels(*labels)
+        return child

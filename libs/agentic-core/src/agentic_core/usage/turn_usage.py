@@ -3,6 +3,7 @@ Anthropic Messages), and found in relayed bytes without parsing them whole."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,8 @@ import orjson
 
 _USAGE_KEY = b'"usage":'
 _MAX_USAGE_BYTES = 4096  # a usage object is a few hundred bytes; anything longer is not one
+_BRACE = re.compile(rb"[{}]")
+_OPEN = ord("{")
 
 
 @dataclass(slots=True)
@@ -94,18 +97,14 @@ def _object_at(data: bytes, start: int) -> dict[str, Any] | None:
     if start >= len(data) or data[start] != ord("{"):
         return None  # `"usage": null`
     depth = 0
-    for index in range(start, min(len(data), start + _MAX_USAGE_BYTES)):
-        byte = data[index]
-        if byte == ord("{"):
-            depth += 1
-        elif byte == ord("}"):
-            depth -= 1
-            if depth == 0:
-                try:
-                    parsed = orjson.loads(data[start:index + 1])
-                except orjson.JSONDecodeError:
-                    return None
-                return parsed if isinstance(parsed, dict) else None
+    for brace in _BRACE.finditer(data, start, start + _MAX_USAGE_BYTES):  # found in C: a few braces, not every byte
+        depth += 1 if data[brace.start()] == _OPEN else -1
+        if depth == 0:
+            try:
+                parsed = orjson.loads(data[start:brace.end()])
+            except orjson.JSONDecodeError:
+                return None
+            return parsed if isinstance(parsed, dict) else None
     return None
 
 
