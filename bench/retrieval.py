@@ -1,6 +1,8 @@
-"""Retrieval: ingestion chunks per second with one worker, and search latency on a large store.
+"""Retrieval: ingestion chunks per second with one worker, and search latency on a large store; then ingestion by
+one worker against two.
 
     .venv/bin/python -m bench.retrieval [--corpus-mb 2] [--store-seconds 150] [--searches 300]
+    .venv/bin/python -m bench.retrieval --parts workers [--workers-files 8] [--workers-file-mb 1]
 
 Runs twice on a stack of its own (the local launcher, embedded PostgreSQL and NATS, one retrieval replica ingesting
 one file at a time: AGENTIC_RETRIEVAL_INGEST_CONCURRENCY=1): keyword only (no embeddings server), then with the
@@ -11,6 +13,12 @@ about `--store-seconds` and times searches through the gateway (`POST /v1/vector
 keyword, vector and hybrid as the run allows. Chunk counts are read from retrieval's own table. With embeddings it
 also measures the HNSW index's recall@10 against exact search on the same store and queries (the query vectors are
 the fake server's, computed here by the same function; ties at the tenth distance count as found).
+
+The workers part runs a fresh stack per figure with one retrieval replica, then two (`LocalStack.add_retrieval`),
+each taking one file at a time, and times one batch of `--workers-files` corpus files of `--workers-file-mb` from
+its creation until `completed`, keyword only and with the fake embeddings (answered at once, so that the
+embeddings server is not the limit); it reports chunks/s, the ratio of two workers to one, and the CPU seconds
+the retrieval replicas (with their extraction processes), PostgreSQL and the fake embeddings server spent on it.
 """
 
 from __future__ import annotations
@@ -229,6 +237,120 @@ def report(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+@dataclass
+class WorkersRun:
+    mode: str
+    workers: int
+    files: int
+    corpus_bytes: int
+    chunks: int
+    seconds: float
+    cpu_seconds: dict[str, float]  # by process (retrieval replicas with their extraction children, postgres, ...)
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User + system ticks of a process and of its children it waited for (retrieval's extraction processes)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15])
+
+
+def _cpu(stack: LocalStack, embedder_pid: int | None) -> dict[str, float]:
+    from bench.cpu import cpu_seconds, stack_pids
+
+    pids = stack_pids(stack)
+    totals = cpu_seconds({name: pid for name, pid in pids.items() if name in ("postgres", "nats", "gateway")})
+    tick = 1.0 / os.sysconf("SC_CLK_TCK")
+    totals["retrieval"] = sum(_cpu_ticks(pid) for name, pid in pids.items() if name.startswith("retrieval")) * tick
+    if embedder_pid is not None:
+        totals["embeddings server"] = _cpu_ticks(embedder_pid) * tick
+    return totals
+
+
+def run_workers(mode: str, embeddings_url: str | None, upstream_url: str, workers: int, files: int, file_mb: float,
+                data_dir: Path, embedder_pid: int | None = None) -> WorkersRun:
+    """`files` corpus files added in one batch to a store, ingested by `workers` replicas taking one file at a time
+    each; timed from the batch's creation until it is `completed`."""
+    extra_env = {"AGENTIC_LOG_LEVEL": "WARNING", "AGENTIC_RETRIEVAL_INGEST_CONCURRENCY": "1",
+                 "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(64 * 1024 * 1024)}
+    extra_env |= ({"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": EMBEDDING_MODEL}
+                  if embeddings_url else {"AGENTIC_EMBEDDINGS_URL": ""})
+    stack = LocalStack(StackConfig(
+        data_dir=data_dir, upstream_url=upstream_url, gateway_port=0, llm_d_port=0,
+        database_url=os.environ.get("AGENTIC_DATABASE_URL"), nats_url=os.environ.get("AGENTIC_NATS_URL"),
+        extra_env=extra_env,
+    ))
+    stack.start()
+    try:
+        for _ in range(workers - 1):
+            stack.add_retrieval()
+        with OpenAI(base_url=stack.base_url, api_key="none", max_retries=0, timeout=600) as client:
+            store = client.vector_stores.create(name=f"bench-workers-{mode}-{workers}")
+            texts = [corpus(file_mb, seed=100 + index) for index in range(files)]
+            ids = [client.files.create(file=(f"part-{index}.txt", io.BytesIO(text)), purpose="assistants").id
+                   for index, text in enumerate(texts)]
+            before = _cpu(stack, embedder_pid)
+            started = time.perf_counter()
+            batch = client.vector_stores.file_batches.create(vector_store_id=store.id, file_ids=ids)
+            _wait_batch(client, store.id, batch.id)
+            seconds = time.perf_counter() - started
+            after = _cpu(stack, embedder_pid)
+        chunks = asyncio.run(_chunks(stack.database_url, store.id))
+    finally:
+        stack.stop()
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    return WorkersRun(mode, workers, files, sum(len(text) for text in texts), chunks, seconds, spent)
+
+
+def workers_report(runs: list[WorkersRun]) -> str:
+    """The figures, and what CPU alone would allow: a worker takes one file at a time and waits for PostgreSQL
+    between its own steps, so one worker's pipeline is serial; two can at best keep every core busy."""
+    cores = os.cpu_count() or 1
+    lines = ["", "Ingestion by one and by two retrieval workers (AGENTIC_RETRIEVAL_INGEST_CONCURRENCY=1 each; one batch):",
+             "", "| mode | workers | files | chunks | indexed in | chunks/s | two / one | CPU s: retrieval, postgres, "
+             "embeddings server | CPU ms per chunk, all |", "|---|---|---|---|---|---|---|---|---|"]
+    one = {run.mode: run for run in runs if run.workers == 1}
+    for run in runs:
+        ratio = f"{run.chunks_per_second / one[run.mode].chunks_per_second:.2f}x" \
+            if run.workers > 1 and run.mode in one else ""
+        cpu = ", ".join(f"{run.cpu_seconds.get(name, 0.0):.1f}" for name in ("retrieval", "postgres", "embeddings server"))
+        lines.append(f"| {run.mode} | {run.workers} | {run.files} x {run.corpus_bytes / run.files / 1024 / 1024:.1f} MB | "
+                     f"{run.chunks} | {run.seconds:.2f} s | {run.chunks_per_second:.0f} | {ratio} | {cpu} | "
+                     f"{1000 * sum(run.cpu_seconds.values()) / run.chunks:.2f} |")
+    for run in runs:
+        if run.workers > 1 and run.mode in one:
+            ceiling = cores * run.chunks / sum(run.cpu_seconds.values())
+            serial = one[run.mode].chunks / sum(one[run.mode].cpu_seconds.values())
+            lines.append(f"\n{run.mode}: on {cores} free cores CPU alone would allow {ceiling:.0f} chunks/s with "
+                         f"{run.workers} workers and {serial:.0f} with one (its steps in turn): at best "
+                         f"{ceiling / serial:.2f}x.")
+    return "\n".join(lines)
+
+
+def run_workers_benchmarks(files: int = 8, file_mb: float = 1.0, modes: tuple[str, ...] = ("keyword", "embeddings"),
+                           worker_counts: tuple[int, ...] = (1, 2)) -> str:
+    port = free_port()
+    fake = subprocess.Popen([sys.executable, "-m", "tests.support.fake_upstream", "--port", str(port)], cwd=ROOT)
+    runs = []
+    try:
+        wait_until(lambda: tcp_accepts(port), 30, "fake model server")
+        upstream_url = f"http://127.0.0.1:{port}/v1"
+        for mode in modes:
+            for workers in worker_counts:
+                with tempfile.TemporaryDirectory(prefix=f"agentic-bench-workers-{mode}-") as folder:
+                    runs.append(run_workers(mode, upstream_url if mode == "embeddings" else None, upstream_url,
+                                            workers, files, file_mb, Path(folder),
+                                            fake.pid if mode == "embeddings" else None))
+                    print(runs[-1], flush=True)
+    finally:
+        fake.terminate()
+        fake.wait()
+    return workers_report(runs)
+
+
 def run_retrieval_benchmarks(corpus_mb: float = 2.0, store_seconds: float = 150.0, searches: int = 300,
                              modes: tuple[str, ...] = ("keyword", "embeddings")) -> str:
     port = free_port()
@@ -254,8 +376,16 @@ def main() -> None:
     parser.add_argument("--store-seconds", type=float, default=150.0)
     parser.add_argument("--searches", type=int, default=300)
     parser.add_argument("--modes", default="keyword,embeddings")
+    parser.add_argument("--parts", default="search,workers",
+                        help="search: one worker's ingestion and search; workers: one worker against two")
+    parser.add_argument("--workers-files", type=int, default=8)
+    parser.add_argument("--workers-file-mb", type=float, default=1.0)
     args = parser.parse_args()
-    print(run_retrieval_benchmarks(args.corpus_mb, args.store_seconds, args.searches, tuple(args.modes.split(","))))
+    modes, parts = tuple(args.modes.split(",")), args.parts.split(",")
+    if "search" in parts:
+        print(run_retrieval_benchmarks(args.corpus_mb, args.store_seconds, args.searches, modes))
+    if "workers" in parts:
+        print(run_workers_benchmarks(args.workers_files, args.workers_file_mb, modes))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from bench.background import run_background_benchmarks
 from bench.cpu_turns import run_cpu_turn_benchmarks
 from bench.figures import Figures, percentile
 from bench.grpc_floor import run_grpc_floor
-from bench.retrieval import run_retrieval_benchmarks
+from bench.retrieval import run_retrieval_benchmarks, run_workers_benchmarks
 from bench.tools import run_tool_benchmarks
 from bench.websocket import run_websocket_benchmarks
 
@@ -197,6 +197,7 @@ def main() -> None:
     print(run_websocket_benchmarks(turns=max(50, args.requests // 3)))
     llm_d.run(args.requests, args.out.parent / "llm-d.json")
     print(run_retrieval_benchmarks())
+    print(run_workers_benchmarks())
 
 
 if __name__ == "__main__":
