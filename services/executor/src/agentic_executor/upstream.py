@@ -28,6 +28,7 @@ from agentic_core.providers.gemini import (
     gemini_request_from_responses,
     response_from_gemini,
 )
+from agentic_core.responses.stream import UPSTREAM_LIFECYCLE_EVENTS
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
@@ -93,7 +94,7 @@ class UpstreamClient:
             translator, upstream_body = GeminiStreamTranslator(body), gemini_request_from_responses(body)
             path = gemini_path(route.model_for(str(body.get("model") or "")), stream=True)
         else:
-            async for event in self._post_stream(route, "/responses", body, hints):
+            async for event in self._post_stream(route, "/responses", body, hints, unread=UPSTREAM_LIFECYCLE_EVENTS):
                 yield event
             return
         async for chunk in self._post_stream(route, path, upstream_body, hints):
@@ -173,8 +174,10 @@ class UpstreamClient:
             raise UpstreamUnavailable("The model server returned JSON that is not an object.")
         return payload
 
-    async def _post_stream(self, route: ModelRoute, path: str, body: dict[str, Any], hints: dict[str, str] | None = None
-                           ) -> AsyncIterator[dict[str, Any]]:
+    async def _post_stream(self, route: ModelRoute, path: str, body: dict[str, Any], hints: dict[str, str] | None = None,
+                           unread: frozenset[str] = frozenset()) -> AsyncIterator[dict[str, Any]]:
+        """`unread`: event names whose data is not parsed (the turn drops them; on Responses, `response.created` and
+        `response.in_progress` repeat the request's tools and instructions, 18 KB for Codex's request)."""
         parser = SseParser(self.max_event_bytes)
         async with self.http.request("POST", route.base_url + path, route, orjson.dumps(body),
                                      extra_headers=hints) as reply:
@@ -185,7 +188,7 @@ class UpstreamClient:
                 for event in parser.feed(chunk):
                     if event.data == DONE:
                         return
-                    yield _event_json(event.data)
+                    yield {"type": event.event} if event.event in unread else _event_json(event.data)
             for event in parser.close():
                 if event.data != DONE:
                     yield _event_json(event.data)
