@@ -123,11 +123,7 @@ class TurnRunner:
                 else:
                     done = TurnDone(start.so_far, TurnEnding("completed"))
                 spent.so_far = done.so_far
-                response = response_object(context, done.so_far, done.ending)
-                if should_persist(context, done.ending):
-                    await self._persist(context, response, done.so_far, done.ending)
-                TURNS.labels(status=done.ending.status).inc()
-                audit_turn(self.audit, context, response, request.request_id, start.denied)
+                response, _ = await self._finish(context, request, start, done, streamed=False)
                 return response
 
     async def stream(self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None) -> AsyncIterator[PublicEvent]:
@@ -149,18 +145,28 @@ class TurnRunner:
                         yield step
                 assert done is not None, "the rounds always end with how the turn ended"
                 spent.so_far = done.so_far
-                ending = done.ending
-                response = response_object(context, done.so_far, ending)
-                if should_persist(context, ending):
-                    try:
-                        await self._persist(context, response, done.so_far, ending)
-                    except AgenticError as error:  # the events are out: the stream ends failed instead
-                        log.error("persisting %s failed: %s", context.response_id, error.message)
-                        ending = replace(ending, status="failed", error=PERSIST_FAILED)
-                        response = response_object(context, done.so_far, ending)
-                TURNS.labels(status=ending.status).inc()
-                audit_turn(self.audit, context, response, request.request_id, start.denied)
+                response, ending = await self._finish(context, request, start, done, streamed=True)
                 yield EventSequencer(done.so_far.next_sequence).emit({"type": f"response.{ending.status}", "response": response})
+
+    async def _finish(self, context: TurnContext, request: executor_pb2.ExecuteRequest, start: TurnStart, done: TurnDone,
+                      *, streamed: bool) -> tuple[dict[str, Any], TurnEnding]:
+        """How every turn ends, JSON or streamed: its response object, stored when it should be, counted and
+        audited. A store that fails fails a JSON turn (the client gets the error); a streamed turn's events are
+        out already, so it ends `failed` instead."""
+        ending = done.ending
+        response = response_object(context, done.so_far, ending)
+        if should_persist(context, ending):
+            try:
+                await self._persist(context, response, done.so_far, ending)
+            except AgenticError as error:
+                if not streamed:
+                    raise
+                log.error("persisting %s failed: %s", context.response_id, error.message)
+                ending = replace(ending, status="failed", error=PERSIST_FAILED)
+                response = response_object(context, done.so_far, ending)
+        TURNS.labels(status=ending.status).inc()
+        audit_turn(self.audit, context, response, request.request_id, start.denied)
+        return response, ending
 
     @contextmanager
     def _recording_usage(self, context: TurnContext, rounds: Rounds) -> Iterator[SpentUsage]:
@@ -181,13 +187,9 @@ class TurnRunner:
         """The input a turn would send (history included), counted by the model server or estimated."""
         context = read_turn_request(request, payload, self.router)
         context.input_items = await self.policy.media.resolve(context.input_items, context.principal)
-        history: list[bytes] = []
-        if context.request.previous_response_id:
-            history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
-        elif context.conversation_id:
-            history = await self.state.conversation_history(context.principal, context.conversation_id)
+        history = await self._load_history(context, lease=False)
         registry, _ = await self._registry(context)
-        body = self._first_request(context, registry, parse_stored_items(history), [], stream=False,
+        body = self._first_request(context, registry, history, [], stream=False,
                                    open_compaction=self._opener(context),
                                    open_reasoning=self.policy.reasoning.opener(context.principal.tenant))
         counted = await self.upstream.count_input_tokens(context.route, body)
@@ -220,11 +222,14 @@ class TurnRunner:
             TURNS.labels(status="error").inc()
             raise
 
-    async def _load_history(self, context: TurnContext) -> list[Item]:
-        """Rehydrate the chain or take the conversation's lease; returns the history items."""
+    async def _load_history(self, context: TurnContext, *, lease: bool = True) -> list[Item]:
+        """The history items: the chain rehydrated, or the conversation's, with its lease taken (`lease`: a turn
+        that will write to it) or without (a token count)."""
         history: list[bytes] = []
         if context.request.previous_response_id:
             history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
+        elif context.conversation_id and not lease:
+            history = await self.state.conversation_history(context.principal, context.conversation_id)
         elif context.conversation_id:
             lease_token = uuid.uuid4().hex
             history = await self.state.begin_conversation_turn(
