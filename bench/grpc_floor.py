@@ -14,8 +14,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import uvloop
@@ -34,7 +36,7 @@ def _identity(data: bytes) -> bytes:
     return data
 
 
-async def _serve(port: int) -> None:
+async def _serve(address: str) -> None:
     async def unary(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         return request
 
@@ -48,13 +50,13 @@ async def _serve(port: int) -> None:
     })
     server = grpc.aio.server(options=[*CHANNEL_OPTIONS, *SERVER_KEEPALIVE_OPTIONS])
     server.add_generic_rpc_handlers((handler,))
-    server.add_insecure_port(f"127.0.0.1:{port}")
+    server.add_insecure_port(address)
     await server.start()
     await server.wait_for_termination()
 
 
-async def _calls(port: int, calls: int, method: str) -> float:
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=CLIENT_OPTIONS) as channel:
+async def _calls(address: str, calls: int, method: str) -> float:
+    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         if method == "Unary":
             unary = channel.unary_unary(f"/{SERVICE}/Unary", _identity, _identity)
 
@@ -83,23 +85,36 @@ async def _calls(port: int, calls: int, method: str) -> float:
 
 
 def run_grpc_floor(calls: int = 4000) -> str:
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "bench.grpc_floor", "--serve", str(port)])
+    lines = ["", f"A bare grpc.aio call, CPU ms per call ({calls} calls at concurrency {CONCURRENCY}, uvloop, "
+                 "the services' channel options), over loopback TCP and over a Unix socket:", "",
+             "| call | transport | client | server | both | calls/s |", "|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory(prefix="agentic-grpc-floor-") as folder:
+        port = free_port()
+        for transport, address in (("TCP", f"127.0.0.1:{port}"), ("Unix socket", f"unix:{folder}/floor.sock")):
+            lines += _floor_rows(transport, address, port, calls)
+    return "\n".join(lines)
+
+
+def _floor_rows(transport: str, address: str, port: int, calls: int) -> list[str]:
+    server = subprocess.Popen([sys.executable, "-m", "bench.grpc_floor", "--serve", address])
+    rows = []
     try:
-        wait_until(lambda: tcp_accepts(port), 30, "the bare gRPC server")
-        lines = ["", f"A bare grpc.aio call, CPU ms per call ({calls} calls at concurrency {CONCURRENCY}, uvloop, "
-                     "the services' channel options):", "",
-                 "| call | client | server | both | calls/s |", "|---|---|---|---|---|"]
+        if address.startswith("unix:"):
+            wait_until(lambda: Path(address.removeprefix("unix:")).exists(), 30, "the bare gRPC server")
+        else:
+            wait_until(lambda: tcp_accepts(port), 30, "the bare gRPC server")
         for method in ("Unary", "Stream"):
             pids = {"client": os.getpid(), "server": server.pid}
             before = cpu_seconds(pids)
-            elapsed = uvloop.run(_calls(port, calls, method))
+            elapsed = uvloop.run(_calls(address, calls, method))
             after = cpu_seconds(pids)
             client, serving = ((after[name] - before[name]) * 1000 / calls for name in ("client", "server"))
             label = "unary" if method == "Unary" else "unary → stream of 2"
-            print(json.dumps({"call": label, "client_ms": client, "server_ms": serving}), flush=True)
-            lines.append(f"| {label} | {client:.3f} | {serving:.3f} | {client + serving:.3f} | {calls / elapsed:.0f} |")
-        return "\n".join(lines)
+            print(json.dumps({"call": label, "transport": transport, "client_ms": client, "server_ms": serving}),
+                  flush=True)
+            rows.append(f"| {label} | {transport} | {client:.3f} | {serving:.3f} | {client + serving:.3f} | "
+                        f"{calls / elapsed:.0f} |")
+        return rows
     finally:
         server.terminate()
         server.wait()
@@ -107,6 +122,6 @@ def run_grpc_floor(calls: int = 4000) -> str:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        uvloop.run(_serve(int(sys.argv[2])))
+        uvloop.run(_serve(sys.argv[2]))
     else:
         print(run_grpc_floor())
