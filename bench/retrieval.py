@@ -38,6 +38,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+from agentic_local import model_server
 from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
 from openai import OpenAI
@@ -46,6 +47,7 @@ from bench.figures import percentile
 
 ROOT = Path(__file__).parents[1]
 EMBEDDING_MODEL = "fake-embedder"  # tests/support/fake_upstream.py's embedding model
+BUILT_IN_EMBEDDING_MODEL = model_server.EMBEDDING_SERVED_NAME  # `built-in` mode: what make run serves
 _SYLLABLES = ["ka", "lo", "mi", "ren", "tas", "vo", "qui", "bel", "dor", "fen", "gra", "hul", "ist", "jo", "nym",
               "pra", "sel", "tur", "ux", "wen", "yar", "zo", "che", "dra"]
 
@@ -171,7 +173,8 @@ def run_mode(mode: str, embeddings_url: str | None, upstream_url: str, corpus_mb
     extra_env = {"AGENTIC_LOG_LEVEL": "WARNING", "AGENTIC_RETRIEVAL_INGEST_CONCURRENCY": "1",
                  "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(64 * 1024 * 1024)}
     if embeddings_url:
-        extra_env |= {"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": EMBEDDING_MODEL}
+        model = BUILT_IN_EMBEDDING_MODEL if mode == "built-in" else EMBEDDING_MODEL
+        extra_env |= {"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": model}
     else:
         extra_env["AGENTIC_EMBEDDINGS_URL"] = ""
     stack = LocalStack(StackConfig(
@@ -212,7 +215,8 @@ def run_mode(mode: str, embeddings_url: str | None, upstream_url: str, corpus_mb
         if embeddings_url:
             rankings["hybrid"] = {"ranking_options": {"hybrid_search": {"embedding_weight": 0.5, "text_weight": 0.5}}}
         search_ms = _searches(stack.base_url, store.id, searches, rankings)
-        recall = asyncio.run(_recall_at_10(stack.database_url, store.id, _queries(min(searches, 200)))) if embeddings_url else None
+        recall = (asyncio.run(_recall_at_10(stack.database_url, store.id, _queries(min(searches, 200))))
+                  if mode == "embeddings" else None)  # hashed query vectors: the fake embedder's only
     finally:
         stack.stop()
     return Run(mode, len(text), corpus_chunks, corpus_seconds, store_chunks, files, store_seconds_taken, search_ms, recall)
@@ -361,8 +365,18 @@ def run_retrieval_benchmarks(corpus_mb: float = 2.0, store_seconds: float = 150.
         upstream_url = f"http://127.0.0.1:{port}/v1"
         for mode in modes:
             with tempfile.TemporaryDirectory(prefix=f"agentic-bench-retrieval-{mode}-") as folder:
-                runs.append(run_mode(mode, upstream_url if mode == "embeddings" else None, upstream_url, corpus_mb,
-                                     store_seconds, searches, Path(folder)))
+                if mode == "built-in":  # all-MiniLM-L6-v2 on vLLM's pooling runner, as `make run` serves it
+                    embeddings_port = free_port()
+                    embeddings = model_server.start_embeddings(embeddings_port, Path(folder) / "embeddings.log",
+                                                               model_server.prepare(progress=lambda line: None))
+                    try:
+                        runs.append(run_mode(mode, model_server.base_url(embeddings_port), upstream_url, corpus_mb,
+                                             store_seconds, searches, Path(folder)))
+                    finally:
+                        embeddings.stop(30.0)
+                else:
+                    runs.append(run_mode(mode, upstream_url if mode == "embeddings" else None, upstream_url,
+                                         corpus_mb, store_seconds, searches, Path(folder)))
                 print(runs[-1], flush=True)
     finally:
         fake.terminate()
@@ -375,7 +389,9 @@ def main() -> None:
     parser.add_argument("--corpus-mb", type=float, default=2.0)
     parser.add_argument("--store-seconds", type=float, default=150.0)
     parser.add_argument("--searches", type=int, default=300)
-    parser.add_argument("--modes", default="keyword,embeddings")
+    parser.add_argument("--modes", default="keyword,embeddings",
+                        help="keyword, embeddings (the fake model server's), built-in (all-MiniLM-L6-v2 on vLLM as "
+                             "make run serves it; prepared once, about 3.7 GB)")
     parser.add_argument("--parts", default="search,workers",
                         help="search: one worker's ingestion and search; workers: one worker against two")
     parser.add_argument("--workers-files", type=int, default=8)

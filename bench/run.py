@@ -34,6 +34,7 @@ from bench.figures import Figures, percentile
 from bench.grpc_floor import run_grpc_floor
 from bench.retrieval import run_retrieval_benchmarks, run_workers_benchmarks
 from bench.tools import run_tool_benchmarks
+from bench.vector_search import run_vector_search_benchmark
 from bench.websocket import run_websocket_benchmarks
 
 ROOT = Path(__file__).parents[1]
@@ -198,6 +199,7 @@ def main() -> None:
     llm_d.run(args.requests, args.out.parent / "llm-d.json")
     print(run_retrieval_benchmarks())
     print(run_workers_benchmarks())
+    print(run_vector_search_benchmark().report())
 
 
 if __name__ == "__main__":

@@ -153,13 +153,21 @@ class VectorStores:
         return deleted_object(store_id, "vector_store.deleted")
 
     async def require_stores(self, tenant: str, store_ids: Sequence[str]) -> None:
-        """Every id a store of this tenant (NOT_FOUND names the first that is not); touches them (expiry)."""
-        found = {row["id"] for row in await self.pool.fetch(
-            "UPDATE retrieval.vector_stores SET last_active_at = now() WHERE tenant = $1 AND id = ANY($2::text[])"
-            " RETURNING id", tenant, list(store_ids))}
+        """Every id a store of this tenant (NOT_FOUND names the first that is not); touches them (expiry). A search
+        reads; it writes only a store last touched over a minute ago: expiry counts days, and a write per search
+        (its commit waits for the WAL to reach disk, and concurrent searches of one store queue on its row) would
+        cost more than the search."""
+        rows = await self.pool.fetch(
+            "SELECT id, last_active_at < now() - interval '1 minute' AS stale FROM retrieval.vector_stores"
+            " WHERE tenant = $1 AND id = ANY($2::text[])", tenant, list(store_ids))
+        found = {row["id"] for row in rows}
         for store_id in store_ids:
             if store_id not in found:
                 raise store_not_found(store_id)
+        stale = [row["id"] for row in rows if row["stale"]]
+        if stale:
+            await self.pool.execute("UPDATE retrieval.vector_stores SET last_active_at = now() WHERE tenant = $1"
+                                    " AND id = ANY($2::text[])", tenant, stale)
 
     # -- store files -------------------------------------------------------------------------------------------
 
