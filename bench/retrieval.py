@@ -38,12 +38,15 @@ from typing import Any
 
 import asyncpg
 import httpx
+import numpy as np
 from agentic_local import model_server
 from agentic_local.processes import free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig
+from agentic_retrieval.settings import RetrievalSettings
 from openai import OpenAI
 
 from bench.figures import percentile
+from bench.vector_search import recall_at_10
 
 ROOT = Path(__file__).parents[1]
 EMBEDDING_MODEL = "fake-embedder"  # tests/support/fake_upstream.py's embedding model
@@ -105,35 +108,13 @@ def _queries(count: int) -> list[str]:
     return [" ".join(chooser.choices(VOCABULARY[:2000], k=chooser.randint(2, 5))) for _ in range(count)]
 
 
-async def _recall_at_10(database_url: str, store_id: str, queries: list[str], ef_search: int = 100) -> float:
-    """HNSW (as the service queries it) against exact search (no index) for the same query vectors."""
-    from agentic_retrieval.ingestion import vector_text
+async def _recall_at_10(database_url: str, store_id: str, queries: list[str]) -> float:
+    """The service's vector query with its HNSW index against exact search, for the fake embedder's query vectors."""
+    from tests.support.fake_upstream import hashed_embedding
 
-    from tests.support.fake_upstream import EMBEDDING_DIMENSIONS, hashed_embedding
-
-    dimensions = EMBEDDING_DIMENSIONS
-    sql = (f"SELECT position, file_id, (embedding::vector({dimensions})) <=> $2::vector({dimensions}) AS distance"
-           f" FROM retrieval.chunks WHERE vector_store_id = $1 AND dimensions = {dimensions} ORDER BY distance LIMIT 10")
-    found = total = 0
-    connection = await asyncpg.connect(database_url)
-    try:
-        for query in queries:
-            vector = vector_text(hashed_embedding(query))
-            async with connection.transaction():
-                await connection.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-                approximate = await connection.fetch(sql, store_id, vector)
-            async with connection.transaction():
-                await connection.execute("SET LOCAL enable_indexscan = off")
-                await connection.execute("SET LOCAL enable_bitmapscan = off")
-                exact = await connection.fetch(sql, store_id, vector)
-            if not exact:
-                continue
-            cutoff = exact[-1]["distance"] + 1e-9
-            found += sum(1 for row in approximate if row["distance"] <= cutoff)
-            total += len(exact)
-    finally:
-        await connection.close()
-    return found / total if total else float("nan")
+    ef_search = RetrievalSettings.model_fields["hnsw_ef_search"].default
+    return await recall_at_10(database_url, store_id, np.array([hashed_embedding(query) for query in queries]),
+                              int(os.environ.get("AGENTIC_RETRIEVAL_HNSW_EF_SEARCH", ef_search)))
 
 
 def _wait_store_file(client: OpenAI, store_id: str, file_id: str) -> None:

@@ -22,19 +22,18 @@ from __future__ import annotations
 import asyncio
 import secrets
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.support.fake_upstream import Delay, FunctionCall, Output, Reasoning, Text, Truncated
+from tests.support.threaded_server import ThreadedServer
 
 ANTHROPIC_KEY = "sk-ant-test-key"
 GEMINI_KEY = "AIza-test-key"
@@ -102,8 +101,7 @@ class FakeProviders:
         self.last_signature: str | None = None  # of the last thinking block (Anthropic) or thought (Gemini) given
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.app = Starlette(routes=[
             Route("/anthropic/v1/messages", self._anthropic_messages, methods=["POST"]),
             Route("/anthropic/v1/messages/count_tokens", self._anthropic_count, methods=["POST"]),
@@ -349,24 +347,13 @@ class FakeProviders:
     # -- lifecycle -------------------------------------------------------------
 
     def start(self) -> FakeProviders:
-        config = uvicorn.Config(self.app, host=self.host, port=0, log_level="warning", lifespan="off",
-                                http="httptools", loop="uvloop")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-providers", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise TimeoutError("fake providers did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._runner = ThreadedServer(self.app, self.host, self.port, "fake-providers")
+        self.port = self._runner.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._runner is not None:
+            self._runner.stop()
 
 
 def _last_anthropic_text(payload: dict[str, Any]) -> str:

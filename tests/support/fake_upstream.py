@@ -30,6 +30,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 
+from tests.support.threaded_server import ThreadedServer
+
 SERVED_MODEL = "smollm2"
 # Asked for this model, `/v1/embeddings` answers as an embedding model would (vLLM's shape): a deterministic unit
 # vector per input from its words, so that texts sharing words are near; past EMBEDDING_WINDOW words, a 400 as vLLM
@@ -278,8 +280,7 @@ class FakeUpstream:
         self.headers: list[dict[str, str]] = []  # of each generation request, in order
         self._script: deque[tuple[ScriptFilter | None, Reply]] = deque()
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._runner: ThreadedServer | None = None
         self.route_misses: Counter[str] = Counter()  # requests to an unknown route, by the server flavor that answered
         routes = [
             Route("/v1/responses", self._responses, methods=["POST"]),
@@ -676,24 +677,13 @@ class FakeUpstream:
     # -- lifecycle -------------------------------------------------------------
 
     def start(self) -> FakeUpstream:
-        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning", lifespan="off",
-                                http="httptools", loop="uvloop")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-upstream", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise TimeoutError("fake upstream did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._runner = ThreadedServer(self.app, self.host, self.port, "fake-upstream")
+        self.port = self._runner.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._runner is not None:
+            self._runner.stop()
 
 
 def main() -> None:
