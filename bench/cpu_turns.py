@@ -63,8 +63,31 @@ async def _conversation(base_url: str, prior_turns: int) -> str:
     return conversation_id
 
 
+async def _vector_store(base_url: str) -> str:
+    """A store of one ingested document (keyword search: the benchmark's stack has no embeddings server)."""
+    async with aiohttp.ClientSession() as client:
+        form = aiohttp.FormData()
+        form.add_field("purpose", "assistants")
+        form.add_field("file", b"Llamas carry packs in the Andes. Say hello in five words, the llama said.",
+                       filename="llamas.txt", content_type="text/plain")
+        async with client.post(f"{base_url}/files", data=form) as reply:
+            file_id = (await reply.json())["id"]
+        async with client.post(f"{base_url}/vector_stores", json={"file_ids": [file_id]}) as reply:
+            store_id: str = (await reply.json())["id"]
+        for _ in range(600):
+            async with client.get(f"{base_url}/vector_stores/{store_id}/files/{file_id}") as reply:
+                status = (await reply.json())["status"]
+            if status != "in_progress":
+                break
+            await asyncio.sleep(0.1)
+        if status != "completed":
+            raise RuntimeError(f"the benchmark's document ended {status}")
+        return store_id
+
+
 def _scenarios(base_url: str, turns: int) -> dict[str, tuple[str, Body, bool]]:
     plain = {"model": MODEL, "input": "Say hello in five words.", "max_output_tokens": 24}
+    store = uvloop.run(_vector_store(base_url))
     fresh = [uvloop.run(_conversation(base_url, 0)) for _ in range(turns + 20)]
     long = [uvloop.run(_conversation(base_url, 200)) for _ in range(CONCURRENCY)]
     messages = {"model": MODEL, "max_tokens": 24, "messages": [{"role": "user", "content": "Say hello."}]}
@@ -76,6 +99,8 @@ def _scenarios(base_url: str, turns: int) -> dict[str, tuple[str, Body, bool]]:
         "conversation of 200 turns": ("/responses", lambda n: {**plain, "conversation": long[n % CONCURRENCY]}, False),
         "tool round (operator echo)": ("/responses", lambda n: {**plain, "tools": [{"type": "operator", "name": "echo"}]},
                                        False),
+        "file_search round (one search)": ("/responses", lambda n: {
+            **plain, "tools": [{"type": "file_search", "vector_store_ids": [store]}]}, False),
         "Messages (pass-through)": ("/messages", lambda n: messages, False),
     }
 
@@ -84,7 +109,10 @@ def run_cpu_turn_benchmarks(turns: int = 400) -> str:
     with own_stack("cpu", ("--call-tools",), AGENTIC_TOOL_RUNNER_OPERATOR_MODULES=TOOLS_MODULE) as (stack, pids):
         pids = {**pids, **{name: pid for name, pid in _more_pids(stack).items()}}
         rows = []
+        only = os.environ.get("BENCH_SCENARIOS")  # e.g. "stored,file_search round (one search)"
         for scenario, (path, bodies, stream) in _scenarios(stack.base_url, turns).items():
+            if only and scenario not in only.split(","):
+                continue
             url = stack.base_url + path
             uvloop.run(_drive(url, _spare(bodies, turns), 20, stream))  # warm-up, on spare conversations
             before = cpu_seconds(pids)
@@ -109,8 +137,9 @@ def _spare(bodies: Body, turns: int) -> Body:
 
 
 def _more_pids(stack: Any) -> dict[str, int]:
-    """The tool runner and the MCP bridge too (a tool round reaches the runner)."""
-    return {child.name: child.process.pid for child in stack.children if child.name in ("tool-runner", "mcp-bridge")}
+    """The tool runner, the MCP bridge and retrieval too (a tool round reaches the runner, file_search retrieval)."""
+    return {child.name: child.process.pid for child in stack.children
+            if child.name in ("tool-runner", "mcp-bridge", "retrieval")}
 
 
 if __name__ == "__main__":

@@ -334,7 +334,10 @@ class FakeUpstream:
                 return scripted
         default: Reply = Text(f"Echo: {_last_user_text(request)}")
         if self.call_tools and request.get("tools") and _last_item_type(request) != "function_call_output":
-            default = FunctionCall(request["tools"][0]["name"], '{"text": "bench"}')
+            name = request["tools"][0]["name"]
+            # file_search takes queries; the operator tools take text
+            arguments = {"queries": [_last_user_text(request)]} if name == "file_search" else {"text": "bench"}
+            default = FunctionCall(name, orjson.dumps(arguments).decode())
         return Delay(self.latency, default) if self.latency else default
 
     async def _models(self, request: Request) -> Response:
