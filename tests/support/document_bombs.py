@@ -6,6 +6,8 @@ import io
 import zipfile
 import zlib
 
+from tests.support.pdf_files import pdf_of
+
 
 def _deflated_run(inflated_bytes: int, fill: bytes) -> bytes:
     """`inflated_bytes` of `fill` in zlib's format (a run packs about a thousand to one), made in a moment: one
@@ -36,18 +38,7 @@ def pdf_bomb(inflated_bytes: int, pages: int = 1, fill: bytes = b" ") -> bytes:
     for page_id in page_ids:
         objects[page_id] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
                             b"/Resources << /Font << /F1 3 0 R >> >> >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
-    xref = len(out)
-    size = max(objects) + 1
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for number in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[number]
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
-    return bytes(out)
+    return pdf_of(objects)
 
 
 def docx_zip_bomb(inflated_bytes: int = 200 * 1024 * 1024) -> bytes:

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.support.fake_upstream import Delay, FunctionCall, Output, Reasoning, Text, Truncated
+from tests.support.fake_upstream import Delay, FunctionCall, Output, Reasoning, Text, Truncated, _words
 from tests.support.threaded_server import ThreadedServer
 
 ANTHROPIC_KEY = "sk-ant-test-key"
@@ -61,18 +61,6 @@ Reply = Text | FunctionCall | Output | Reasoning | Truncated | ProviderError | D
 
 def _hex(n: int = 8) -> str:
     return secrets.token_hex(n)
-
-
-def _words(text: str) -> list[str]:
-    pieces, current = [], ""
-    for char in text:
-        if char in " ,.!?" and current:
-            pieces.append(current)
-            current = ""
-        current += char
-    if current:
-        pieces.append(current)
-    return pieces or [""]
 
 
 def _parts(reply: Any) -> list[Any]:

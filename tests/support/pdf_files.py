@@ -21,6 +21,11 @@ def pdf_with_text(*pages: str) -> bytes:
         objects[page_id] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {page_id + 1} 0 R "
                             "/Resources << /Font << /F1 3 0 R >> >> >>").encode()
         objects[page_id + 1] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream)
+    return pdf_of(objects)
+
+
+def pdf_of(objects: dict[int, bytes]) -> bytes:
+    """A PDF file of these numbered objects (1 the catalog), with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = {}
     for number in sorted(objects):
