@@ -149,20 +149,23 @@ def _searches(base_url: str, store_id: str, count: int, rankings: dict[str, dict
     return figures
 
 
-def run_mode(mode: str, embeddings_url: str | None, upstream_url: str, corpus_mb: float, store_seconds: float,
-             searches: int, data_dir: Path) -> Run:
+def _stack(data_dir: Path, upstream_url: str, embeddings_url: str | None, embeddings_model: str) -> LocalStack:
+    """A stack of its own with one retrieval replica taking one file at a time; keyword only without embeddings."""
     extra_env = {"AGENTIC_LOG_LEVEL": "WARNING", "AGENTIC_RETRIEVAL_INGEST_CONCURRENCY": "1",
                  "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(64 * 1024 * 1024)}
-    if embeddings_url:
-        model = BUILT_IN_EMBEDDING_MODEL if mode == "built-in" else EMBEDDING_MODEL
-        extra_env |= {"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": model}
-    else:
-        extra_env["AGENTIC_EMBEDDINGS_URL"] = ""
-    stack = LocalStack(StackConfig(
+    extra_env |= ({"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": embeddings_model}
+                  if embeddings_url else {"AGENTIC_EMBEDDINGS_URL": ""})
+    return LocalStack(StackConfig(
         data_dir=data_dir, upstream_url=upstream_url, gateway_port=0, llm_d_port=0,
         database_url=os.environ.get("AGENTIC_DATABASE_URL"), nats_url=os.environ.get("AGENTIC_NATS_URL"),
         extra_env=extra_env,
     ))
+
+
+def run_mode(mode: str, embeddings_url: str | None, upstream_url: str, corpus_mb: float, store_seconds: float,
+             searches: int, data_dir: Path) -> Run:
+    model = BUILT_IN_EMBEDDING_MODEL if mode == "built-in" else EMBEDDING_MODEL
+    stack = _stack(data_dir, upstream_url, embeddings_url, model)
     stack.start()
     try:
         with OpenAI(base_url=stack.base_url, api_key="none", max_retries=0, timeout=600) as client:
@@ -259,15 +262,7 @@ def run_workers(mode: str, embeddings_url: str | None, upstream_url: str, worker
                 data_dir: Path, embedder_pid: int | None = None) -> WorkersRun:
     """`files` corpus files added in one batch to a store, ingested by `workers` replicas taking one file at a time
     each; timed from the batch's creation until it is `completed`."""
-    extra_env = {"AGENTIC_LOG_LEVEL": "WARNING", "AGENTIC_RETRIEVAL_INGEST_CONCURRENCY": "1",
-                 "AGENTIC_GATEWAY_MAX_FILE_BYTES": str(64 * 1024 * 1024)}
-    extra_env |= ({"AGENTIC_EMBEDDINGS_URL": embeddings_url, "AGENTIC_EMBEDDINGS_MODEL": EMBEDDING_MODEL}
-                  if embeddings_url else {"AGENTIC_EMBEDDINGS_URL": ""})
-    stack = LocalStack(StackConfig(
-        data_dir=data_dir, upstream_url=upstream_url, gateway_port=0, llm_d_port=0,
-        database_url=os.environ.get("AGENTIC_DATABASE_URL"), nats_url=os.environ.get("AGENTIC_NATS_URL"),
-        extra_env=extra_env,
-    ))
+    stack = _stack(data_dir, upstream_url, embeddings_url, EMBEDDING_MODEL)
     stack.start()
     try:
         for _ in range(workers - 1):
