@@ -9,11 +9,11 @@ from typing import Annotated, Any
 import orjson
 from agentic.v1 import state_pb2
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import ID_PATTERN, MAX_ID_CHARS, is_identifier
+from agentic_core.ids import ID_PATTERN, MAX_ID_CHARS, is_identifier
 from fastapi import Path, Request
 from fastapi.responses import Response
 
-# An id in a path, checked before any peer sees it (agentic_core.identifiers): a 400 otherwise.
+# An id in a path, checked before any peer sees it (agentic_core.ids): a 400 otherwise.
 ObjectId = Annotated[str, Path(pattern=ID_PATTERN, max_length=MAX_ID_CHARS)]
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 20

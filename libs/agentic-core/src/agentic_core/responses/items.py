@@ -12,8 +12,7 @@ from typing import Any
 import orjson
 
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import checked_id
-from agentic_core.ids import new_item_id
+from agentic_core.ids import checked_id, new_item_id
 from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES, call_id_of, model_call, model_output
 
 MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
@@ -32,7 +31,7 @@ def normalize_input(raw_input: str | list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def normalize_input_item(item: dict[str, Any], index: int) -> dict[str, Any]:
-    if "id" in item:  # a client's id is stored and looked up by: the edge checks it (agentic_core.identifiers)
+    if "id" in item:  # a client's id is stored and looked up by: the edge checks it (agentic_core.ids)
         checked_id(item["id"], f"input[{index}].id")
     item_type = item.get("type")
     if item_type is None and "role" in item:

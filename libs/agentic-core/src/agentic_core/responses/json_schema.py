@@ -1,12 +1,13 @@
 """JSON Schemas of the Responses API's request bodies, for the OpenAPI documents of the services that take them
 (the gateway; llm-d's hydrate). They describe what the validation (agentic_core.responses.request,
-agentic_core.identifiers) accepts; the services' schemathesis runs hold them to it."""
+agentic_core.ids, agentic_core.json_bounds) accepts; the services' schemathesis runs hold them to it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentic_core.identifiers import ID_PATTERN, MAX_ID_CHARS, MAX_JSON_DEPTH
+from agentic_core.ids import ID_PATTERN, MAX_ID_CHARS
+from agentic_core.json_bounds import MAX_JSON_DEPTH
 from agentic_core.responses.request import METADATA_MAX_KEY_CHARS, METADATA_MAX_PAIRS, METADATA_MAX_VALUE_CHARS
 
 Schema = dict[str, Any]

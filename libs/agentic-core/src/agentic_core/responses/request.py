@@ -12,7 +12,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import Identifier, check_body_depth, check_tags, is_identifier
+from agentic_core.ids import Identifier, is_identifier
+from agentic_core.json_bounds import check_body_depth, check_tags
 
 METADATA_MAX_PAIRS = 16
 METADATA_MAX_KEY_CHARS = 64
@@ -113,7 +114,7 @@ def conversation_id_of(request: CreateResponseRequest) -> str | None:
 
 def parse_json_object(body: bytes) -> dict[str, Any]:
     """Parse a request body that must be one JSON object, nested no deeper than `MAX_JSON_DEPTH`, with string
-    tags (`agentic_core.identifiers`)."""
+    tags (`agentic_core.json_bounds`)."""
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:

@@ -1,5 +1,6 @@
-"""The JSON depth bound at the edge: a body nesting exactly MAX_JSON_DEPTH levels is taken, one level more is a 400,
-whatever mix of arrays and objects makes it, and a wide shallow body (an agent's tool schemas) is taken."""
+"""The JSON bounds at the edge: a body nesting exactly MAX_JSON_DEPTH levels is taken, one level more is a 400,
+whatever mix of arrays and objects makes it, and a wide shallow body (an agent's tool schemas) is taken; a `type` or
+`role` tag that is not a string is a 400 naming where it is."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import MAX_JSON_DEPTH, check_depth
+from agentic_core.json_bounds import MAX_JSON_DEPTH, check_depth
 from agentic_core.responses.request import parse_json_object
 
 
@@ -40,3 +41,23 @@ def test_a_body_is_refused_by_its_depth_not_its_bracket_count() -> None:
     with pytest.raises(InvalidRequest) as refused:
         parse_json_object(b'{"input": ' + b"[" * 200 + b"1" + b"]" * 200 + b"}")
     assert refused.value.code == "invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        (b'{"input": [{"type": ["message"]}]}', "input[0].type"),
+        (b'{"messages": [{"role": "user"}, {"role": 1}]}', "messages[1].role"),
+        (b'{"input": [{"type": "message", "content": [{"type": {"t": 1}}]}]}', "input[0].content[0].type"),
+        (b'{"tools": [{"type": null}, {"type": true}]}', "tools[1].type"),
+    ],
+)
+def test_a_tag_that_is_not_a_string_is_a_400_naming_it(body: bytes, param: str) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        parse_json_object(body)
+    assert refused.value.param == param and refused.value.code == "invalid_type"
+
+
+def test_tags_outside_the_tagged_lists_are_the_model_servers_business() -> None:
+    body = b'{"input": "hi", "metadata": {"type": 1}, "text": {"format": {"type": 2}}}'
+    assert parse_json_object(body)["metadata"] == {"type": 1}

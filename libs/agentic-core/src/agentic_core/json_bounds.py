@@ -1,62 +1,22 @@
-"""Checks at the edge on what a client names or nests: identifiers, type tags, JSON depth.
+"""Bounds on the JSON a client sends, checked once where a request enters, with a 400: how deep it nests, and that
+the `type` and `role` tags of its tagged lists are strings.
 
-Ids reach PostgreSQL (which refuses NUL bytes) and come back in error messages carried as gRPC trailers (which
-have a size limit); a `type` or `role` that is not a string breaks every lookup of it in a set; deeply nested JSON
-exhausts the recursion of validators and serialisers further in. Each is refused once, where the request enters,
-with a 400.
+Deeply nested JSON exhausts the recursion of validators and serialisers further in; a tag that is not a string breaks
+every lookup of it in a set.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Any, TypeGuard
-
-from pydantic import StringConstraints
+from typing import Any
 
 from agentic_core.errors import InvalidRequest
 
-# Ours are `<prefix>_<48 hex>` (agentic_core.ids); other systems' (OpenAI's, a model server's) share the alphabet.
-MAX_ID_CHARS = 128
-ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
-_ID = re.compile(ID_PATTERN)
 # Deeper JSON than any API body needs (tool schemas nest a few dozen levels at most), and shallow enough that
 # nothing behind the edge (pydantic, protobuf, our own walkers) comes near Python's recursion limit.
 MAX_JSON_DEPTH = 128
 # Lists of tagged objects in request bodies (Responses, Conversations, Messages, Chat) and the tags read from them.
 _TAGGED_LISTS = ("input", "items", "tools", "messages")
 _TAGS = ("type", "role")
-# An id quoted in an error message keeps this many characters.
-_QUOTED_CHARS = 64
-
-# An id field of a pydantic model.
-Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=MAX_ID_CHARS)]
-
-
-def is_identifier(value: object) -> TypeGuard[str]:
-    return isinstance(value, str) and _ID.match(value) is not None
-
-
-def checked_id(value: object, param: str) -> str:
-    """`value` if it is an identifier, else a 400 naming `param`."""
-    if isinstance(value, str) and _ID.match(value) is not None:
-        return value
-    if not isinstance(value, str):
-        raise InvalidRequest(f"Invalid type for '{param}': expected a string.", param=param, code="invalid_type")
-    raise InvalidRequest(
-        f"Invalid value for '{param}': expected an id of 1 to {MAX_ID_CHARS} letters, digits, '_', '-', '.' or ':' "
-        f"(got '{quoted(value)}').", param=param, code="invalid_value",
-    )
-
-
-def optional_id(value: str | None, param: str) -> str:
-    """A query parameter that may be absent or empty (a cursor): '' when so, else a checked id."""
-    return checked_id(value, param) if value else ""
-
-
-def quoted(text: str) -> str:
-    """`text` as an error message may quote it: short, and without control characters."""
-    short = text if len(text) <= _QUOTED_CHARS else text[:_QUOTED_CHARS] + "…"
-    return short.encode("unicode_escape").decode("ascii") if not short.isprintable() else short
 
 
 def check_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> None:
