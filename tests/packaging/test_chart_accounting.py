@@ -15,7 +15,7 @@ import pytest
 import yaml
 from agentic_core.usage.prices import ModelPrice, parse_prices
 from agentic_core.usage.quotas import QuotaLimits, parse_overrides
-from agentic_gateway.accounting import read_document, tenant_quotas
+from agentic_gateway.accounting.accounting import read_document, tenant_quotas
 
 from tests.packaging.support import (
     BY_COMPONENT,

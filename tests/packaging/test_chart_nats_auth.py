@@ -213,7 +213,7 @@ def test_the_gateway_shares_quota_counts_and_counts_queued_turns_without_reading
 def test_the_permissions_name_the_codes_streams_and_buckets() -> None:
     """The chart writes the names as text: each must be one the code uses."""
     template = (CHART / "templates" / "_nats_auth.tpl").read_text()
-    from agentic_gateway.quota_counts import BUCKET as QUOTAS_BUCKET
+    from agentic_gateway.accounting.quota_counts import BUCKET as QUOTAS_BUCKET
     from agentic_tool_runner.search.cache import WEB_SEARCH_CACHE_BUCKET
 
     for name in (TOOLS_STREAM_NAME, BACKGROUND_STREAM.name, RESPONSES_STREAM.name, TOOL_RESULTS_BUCKET,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from agentic_gateway.app import ERROR_SHAPES
-from agentic_gateway.auth import Authenticator
+from agentic_gateway.auth.authenticator import Authenticator
 from agentic_gateway.context import AdminPrincipal
 from agentic_gateway.settings import GatewaySettings
 from agentic_runtime.http_errors import install_error_handlers

@@ -53,7 +53,7 @@ def test_weak_or_ambiguous_keys_refuse_a_public_bind_and_never_show_the_key(keys
 
 
 def test_weak_keys_on_loopback_are_a_warning_not_a_refusal() -> None:
-    from agentic_gateway.auth import startup_refusal
+    from agentic_gateway.auth.authenticator import startup_refusal
     from agentic_gateway.settings import GatewaySettings
 
     loopback = GatewaySettings(host="127.0.0.1", api_keys="sk-short=team-a")

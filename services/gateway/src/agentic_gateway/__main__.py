@@ -7,7 +7,7 @@ from agentic_runtime.logs import configure_logging
 from agentic_runtime.metrics import serve_metrics
 
 from agentic_gateway.app import create_app
-from agentic_gateway.auth import Authenticator, startup_refusal
+from agentic_gateway.auth.authenticator import Authenticator, startup_refusal
 from agentic_gateway.settings import GatewaySettings
 
 

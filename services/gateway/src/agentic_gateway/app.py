@@ -11,25 +11,25 @@ from agentic_runtime.openapi import serve_document
 from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from fastapi import FastAPI, Request
 
-from agentic_gateway import (
-    audit,
+from agentic_gateway.accounting import audit
+from agentic_gateway.accounting.accounting import Accounting, install_accounting
+from agentic_gateway.auth.authenticator import Authenticator
+from agentic_gateway.context import Gateway
+from agentic_gateway.metrics import REQUESTS
+from agentic_gateway.openapi import gateway_document
+from agentic_gateway.peers import Peers
+from agentic_gateway.relay.model_lists import ModelLists
+from agentic_gateway.relay.native_messages import NativeMessagesVerdicts
+from agentic_gateway.routes import (
+    completions,
     conversations,
     files,
     messages,
     models,
-    passthrough,
     responses,
     vector_stores,
     websocket,
 )
-from agentic_gateway.accounting import Accounting, install_accounting
-from agentic_gateway.auth import Authenticator
-from agentic_gateway.clients import Peers
-from agentic_gateway.context import Gateway
-from agentic_gateway.metrics import REQUESTS
-from agentic_gateway.model_lists import ModelLists
-from agentic_gateway.native_messages import NativeMessagesVerdicts
-from agentic_gateway.openapi import gateway_document
 from agentic_gateway.settings import GatewaySettings
 
 # Errors on these paths are in Anthropic's shape; every other error is in OpenAI's.
@@ -73,7 +73,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.include_router(conversations.router, dependencies=quota)
     app.include_router(files.router, dependencies=quota)
     app.include_router(vector_stores.router, dependencies=quota)
-    app.include_router(passthrough.router, dependencies=quota)
+    app.include_router(completions.router, dependencies=quota)
     app.include_router(models.router, dependencies=quota)
     app.include_router(messages.router, dependencies=quota)
     app.include_router(websocket.router)

@@ -10,10 +10,10 @@ from agentic_core.routing import ModelRouter
 from agentic_runtime.upstream_http import UpstreamHttp
 from fastapi import Depends, Request
 
-from agentic_gateway.auth import Authenticator, PermissionDenied
-from agentic_gateway.clients import Peers
-from agentic_gateway.model_lists import ModelLists
-from agentic_gateway.native_messages import NativeMessagesVerdicts
+from agentic_gateway.auth.authenticator import Authenticator, PermissionDenied
+from agentic_gateway.peers import Peers
+from agentic_gateway.relay.model_lists import ModelLists
+from agentic_gateway.relay.native_messages import NativeMessagesVerdicts
 from agentic_gateway.settings import GatewaySettings
 
 

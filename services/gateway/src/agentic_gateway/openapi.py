@@ -6,8 +6,9 @@ The WebSocket mode of `/v1/responses` is not an OpenAPI operation; see docs/webs
 
 from __future__ import annotations
 
+from agentic_core.json_types import Schema
 from agentic_core.responses.json_schema import CREATE_RESPONSE, ID, INPUT, MESSAGE_ITEM, METADATA, TAGGED
-from agentic_runtime.openapi import Schema, build_document, json_body, query
+from agentic_runtime.openapi import build_document, json_body, query
 from fastapi import FastAPI
 
 VERSION = "1"

@@ -7,7 +7,7 @@ from agentic_runtime.settings import HttpServiceSettings, UpstreamSettings, fixe
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
-from agentic_gateway.usage_settings import UsageSettings
+from agentic_gateway.accounting.settings import UsageSettings
 
 
 class GatewaySettings(AuditSettings, UsageSettings, UpstreamSettings, HttpServiceSettings):

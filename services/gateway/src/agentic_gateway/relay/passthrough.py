@@ -7,36 +7,31 @@ alias rewrites `model`), and the reply — JSON or SSE — is relayed as it arri
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import orjson
-from agentic.v1 import executor_pb2
-from agentic_core.errors import AgenticError, InvalidRequest
+from agentic_core.errors import InvalidRequest
 from agentic_core.media import input_fetches_media
 from agentic_core.messages import anthropic_error
 from agentic_core.responses.compaction import COMPACTION
 from agentic_core.responses.conformance import ConformingSseRelay, RelayedShape
 from agentic_core.responses.reasoning import carries_encrypted_reasoning
-from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
 from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES
-from agentic_runtime.http_service import read_body
 from agentic_runtime.upstream_http import read_bounded, transport_error
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
-from agentic_gateway.context import API_DEPENDENCIES, gateway_of
-from agentic_gateway.http import request_id_of
-from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
+from agentic_gateway.accounting.usage_capture import usage_tap
+from agentic_gateway.context import gateway_of
 from agentic_gateway.metrics import REQUESTS
-from agentic_gateway.turn_relay import SHUTDOWN_CUT, openai_stream_error, run_on_executor
-from agentic_gateway.usage_capture import usage_tap
+from agentic_gateway.relay.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
+from agentic_gateway.relay.turn import SHUTDOWN_CUT, openai_stream_error
 
 log = logging.getLogger(__name__)
-router = APIRouter(dependencies=API_DEPENDENCIES)
 
 # Tool types a model server takes as they are: a request with only these needs no gateway loop. Other
 # client tool types (custom, namespace, local_shell, ...) are mapped to functions by the executor.
@@ -45,15 +40,6 @@ PLAIN_TOOL_TYPES = frozenset({"function"})
 # whose sealed summary only the executor reads.
 _MAPPED_ITEM_TYPES = (CLIENT_CALL_TYPES | CLIENT_OUTPUT_TYPES | {COMPACTION}) - {"function_call", "function_call_output"}
 _RELAYED_HEADERS = ("content-type", "x-request-id", "retry-after")
-# Routes whose model servers do not speak Chat Completions (docs/providers.md).
-TRANSLATED_CHAT_APIS = frozenset({"anthropic", "gemini"})
-
-
-def chat_stream_error(error: AgenticError) -> bytes:
-    """A Chat Completions stream's error: a data-only chunk with `error` (the openai SDK raises it)."""
-    return b"data: " + error.body() + b"\n\n"
-
-
 # The terminal error event of a relayed stream the drain bound cuts, in each API's own shape.
 _CUT_FRAMES = {
     "/responses": openai_stream_error(SHUTDOWN_CUT),
@@ -168,26 +154,3 @@ async def relay_if_served(
     return KeepaliveStreamingResponse(chunks(), status_code=reply.status, headers=headers, media_type=None,
                                       interval=gateway.settings.sse_keepalive_seconds, keepalive=keepalive,
                                       whole_frames=frames is not None, cut_frame=_CUT_FRAMES.get(path))
-
-
-def _proxy_route(path: str, label: str) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-    async def proxy(request: Request) -> Response:
-        gateway = gateway_of(request)
-        body = await read_body(request, gateway.settings.max_body_bytes)
-        payload = parse_json_object(body)
-        route = gateway.router.route(model := model_of(payload))
-        if path == "/chat/completions" and route.api in TRANSLATED_CHAT_APIS:
-            # A hosted provider's own API is not Chat Completions: the executor runs it as a stateless turn.
-            execute = executor_pb2.ExecuteRequest(request_json=body, principal=request.state.principal,
-                                                  stream=payload.get("stream") is True, api="chat_completions",
-                                                  request_id=request_id_of(request))
-            return await run_on_executor(request, execute, label, chat_stream_error)
-        return await relay(request, route, path, upstream_body(body, payload, route), payload.get("stream") is True, label,
-                           model)
-
-    proxy.__name__ = f"proxy_{label}"
-    return proxy
-
-
-for _path, _label in (("/chat/completions", "chat_completions"), ("/completions", "completions"), ("/embeddings", "embeddings")):
-    router.add_api_route(f"/v1{_path}", _proxy_route(_path, _label), methods=["POST"])

@@ -24,8 +24,8 @@ from opentelemetry.trace import Span, SpanKind
 
 from agentic_gateway.context import gateway_of
 from agentic_gateway.http import json_response
-from agentic_gateway.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
+from agentic_gateway.relay.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
 
 _tracer = tracer("agentic.gateway")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agentic_gateway.key_table import KeyFile, digest, parse_keys
+from agentic_gateway.auth.keys import KeyFile, digest, parse_keys
 
 
 class Clock:

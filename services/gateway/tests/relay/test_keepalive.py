@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentic_gateway.keepalive import COMMENT_FRAME, PING_FRAME, KeepaliveStreamingResponse
+from agentic_gateway.relay.keepalive import COMMENT_FRAME, PING_FRAME, KeepaliveStreamingResponse
 
 INTERVAL = 0.01
 

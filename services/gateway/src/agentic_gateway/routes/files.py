@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from agentic.v1 import retrieval_pb2
 from agentic_core.errors import InvalidRequest, PayloadTooLarge, RequestTimeout
-from agentic_core.identifiers import optional_id
+from agentic_core.ids import optional_id
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from python_multipart.exceptions import MultipartParseError
@@ -18,7 +18,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import ObjectId, ascending_order, json_response
-from agentic_gateway.retrieval_peer import retrieval_of
+from agentic_gateway.routes.retrieval_peer import retrieval_of
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
 PIECE_BYTES = 256 * 1024  # the most one gRPC message of an upload carries

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 import jwt
 import pytest
 from agentic_core.errors import AuthenticationFailed, ServiceUnavailable
-from agentic_gateway.oidc import OidcConfig, OidcVerifier
+from agentic_gateway.auth.oidc import OidcConfig, OidcVerifier
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from tests.support.oidc_issuer import OidcIssuer, SigningKey

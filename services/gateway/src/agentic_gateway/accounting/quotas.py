@@ -26,8 +26,8 @@ from agentic_runtime.grpc_client import Peer
 from fastapi import Request, WebSocket
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentic_gateway.accounting.quota_counts import BackgroundHolds, SharedCounts
 from agentic_gateway.context import Principal
-from agentic_gateway.quota_counts import BackgroundHolds, SharedCounts
 
 log = logging.getLogger(__name__)
 

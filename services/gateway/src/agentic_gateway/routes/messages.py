@@ -25,10 +25,10 @@ from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import json_response, request_id_of
-from agentic_gateway.keepalive import PING_FRAME
-from agentic_gateway.native_messages import lacks_messages_route, route_refused
-from agentic_gateway.passthrough import model_of, relay_if_served, upstream_body
-from agentic_gateway.turn_relay import run_on_executor
+from agentic_gateway.relay.keepalive import PING_FRAME
+from agentic_gateway.relay.native_messages import lacks_messages_route, route_refused
+from agentic_gateway.relay.passthrough import model_of, relay_if_served, upstream_body
+from agentic_gateway.relay.turn import run_on_executor
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
 # Tool types the client executes in Anthropic's API: anything else is a server tool the gateway runs.

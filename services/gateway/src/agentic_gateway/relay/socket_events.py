@@ -18,9 +18,9 @@ from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
 from agentic_runtime.upstream_http import read_bounded, transport_error
 
+from agentic_gateway.accounting.usage_capture import TERMINAL_EVENTS, UsageTap
 from agentic_gateway.context import Gateway
-from agentic_gateway.passthrough import is_stateless_responses_request, upstream_body
-from agentic_gateway.usage_capture import TERMINAL_EVENTS, UsageTap
+from agentic_gateway.relay.passthrough import is_stateless_responses_request, upstream_body
 
 SocketEvent = tuple[str, bytes]  # the event's type and its JSON, as the SSE stream would carry them
 

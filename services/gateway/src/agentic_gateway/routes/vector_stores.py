@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from agentic.v1 import retrieval_pb2
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import checked_id, optional_id
+from agentic_core.ids import checked_id, optional_id
 from agentic_core.responses.request import parse_json_object
 from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
@@ -18,7 +18,7 @@ from fastapi.responses import Response
 
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import ObjectId, ascending_order, json_response, page_limit
-from agentic_gateway.retrieval_peer import retrieval_of
+from agentic_gateway.routes.retrieval_peer import retrieval_of
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
 MAX_NAME_CHARS = 256

@@ -29,7 +29,7 @@ from agentic_gateway.context import AdminPrincipal
 from agentic_gateway.http import json_response
 
 if TYPE_CHECKING:
-    from agentic_gateway.accounting import Accounting
+    from agentic_gateway.accounting.accounting import Accounting
 
 router = APIRouter()
 

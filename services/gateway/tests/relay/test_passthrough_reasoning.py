@@ -4,7 +4,7 @@ asks for their encrypted content, or sends one back, takes the executor (HTTP an
 from __future__ import annotations
 
 from agentic_core.routing import ModelRoute
-from agentic_gateway.passthrough import is_stateless_responses_request
+from agentic_gateway.relay.passthrough import is_stateless_responses_request
 
 ROUTE = ModelRoute("*", "http://vllm:8000/v1")
 REASONING = {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "hm"}]}

@@ -27,12 +27,12 @@ from fastapi import APIRouter, WebSocket
 from fastapi.responses import Response
 from starlette.websockets import WebSocketDisconnect
 
-from agentic_gateway.audit import record_socket_turn
+from agentic_gateway.accounting.audit import record_socket_turn
+from agentic_gateway.accounting.quotas import admit_socket, admit_socket_turn
+from agentic_gateway.accounting.usage_capture import usage_tap
 from agentic_gateway.context import Gateway
 from agentic_gateway.metrics import REQUESTS, WEBSOCKET_CONTINUATIONS, WEBSOCKETS
-from agentic_gateway.quotas import admit_socket, admit_socket_turn
-from agentic_gateway.socket_relay import event_too_large, socket_events
-from agentic_gateway.usage_capture import usage_tap
+from agentic_gateway.relay.socket_events import event_too_large, socket_events
 
 log = logging.getLogger(__name__)
 router = APIRouter()

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from agentic_core.usage.quotas import QuotaLimits, TenantQuotas, tenant_token
-from agentic_gateway.quota_counts import BackgroundHolds, SharedCounts
-from agentic_gateway.quotas import OpenSockets, QuotaExceeded, Quotas
+from agentic_gateway.accounting.quota_counts import BackgroundHolds, SharedCounts
+from agentic_gateway.accounting.quotas import OpenSockets, QuotaExceeded, Quotas
 
 
 class _Queue:

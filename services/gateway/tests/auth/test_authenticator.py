@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from agentic_core.errors import AuthenticationFailed
-from agentic_gateway.auth import Authenticator, modes_of, startup_refusal
+from agentic_gateway.auth.authenticator import Authenticator, modes_of, startup_refusal
 from agentic_gateway.settings import GatewaySettings
 from agentic_runtime.logs import PRINCIPAL
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from agentic_core.routing import ModelRoute
-from agentic_gateway.model_lists import ModelLists
+from agentic_gateway.relay.model_lists import ModelLists
 from agentic_runtime.settings import UpstreamSettings
 from agentic_runtime.upstream_http import UpstreamHttp
 from aiohttp import web

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from agentic_core.routing import ModelRoute
-from agentic_gateway.passthrough import is_stateless_responses_request
+from agentic_gateway.relay.passthrough import is_stateless_responses_request
 
 ROUTE = ModelRoute("*", "http://vllm:8000/v1")
 

@@ -21,10 +21,10 @@ from agentic_runtime.usage_recorder import UsageRecorder
 from fastapi import Depends, FastAPI
 from nats.aio.client import Client
 
-from agentic_gateway import organization
-from agentic_gateway.key_table import KeyFile, parse_keys
-from agentic_gateway.quota_counts import BackgroundHolds, SharedCounts
-from agentic_gateway.quotas import OpenSockets, QuotaHeaders, Quotas, TokensToday, quota_check
+from agentic_gateway.accounting.quota_counts import BackgroundHolds, SharedCounts
+from agentic_gateway.accounting.quotas import OpenSockets, QuotaHeaders, Quotas, TokensToday, quota_check
+from agentic_gateway.auth.keys import KeyFile, parse_keys
+from agentic_gateway.routes import organization
 from agentic_gateway.settings import GatewaySettings
 
 

@@ -11,9 +11,9 @@ from agentic_core.errors import AgenticError, AuthenticationFailed
 from agentic_runtime.logs import bind_principal
 from pydantic import SecretStr
 
-from agentic_gateway.key_table import DEFAULT_TENANT, KeyFile, KeySource, configured_key_problems, digest, parse_keys
+from agentic_gateway.auth.keys import DEFAULT_TENANT, KeyFile, KeySource, configured_key_problems, digest, parse_keys
+from agentic_gateway.auth.oidc import OidcConfig, OidcVerifier, is_loopback_host
 from agentic_gateway.metrics import AUTH_FAILURES
-from agentic_gateway.oidc import OidcConfig, OidcVerifier, is_loopback_host
 from agentic_gateway.settings import GatewaySettings
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from agentic.v1 import executor_pb2, state_pb2
 from agentic_core.errors import InvalidRequest
-from agentic_core.identifiers import optional_id
+from agentic_core.ids import optional_id
 from agentic_core.responses.conformance import RelayedShape
 from agentic_core.responses.pending_calls import check_relayed_call_outputs
 from agentic_core.responses.request import parse_json_object
@@ -16,6 +16,7 @@ from agentic_runtime.http_service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from agentic_gateway.accounting.quotas import hand_over_to_background
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import (
     ObjectId,
@@ -26,9 +27,8 @@ from agentic_gateway.http import (
     page_limit,
     request_id_of,
 )
-from agentic_gateway.passthrough import is_stateless_responses_request, relay, upstream_body
-from agentic_gateway.quotas import hand_over_to_background
-from agentic_gateway.turn_relay import run_on_executor
+from agentic_gateway.relay.passthrough import is_stateless_responses_request, relay, upstream_body
+from agentic_gateway.relay.turn import run_on_executor
 
 router = APIRouter(dependencies=API_DEPENDENCIES)
 

@@ -7,8 +7,7 @@ from typing import Any
 import orjson
 from agentic.v1 import state_pb2
 from agentic_core.conversations import AppendItemsRequest, CreateConversationRequest, UpdateConversationRequest, validate_body
-from agentic_core.identifiers import optional_id
-from agentic_core.ids import new_id
+from agentic_core.ids import new_id, optional_id
 from agentic_core.responses.items import normalize_input
 from agentic_core.responses.request import parse_json_object
 from agentic_runtime.grpc_client import Peer

@@ -1,0 +1,1 @@
+"""The public API's routes, one module per API."""
