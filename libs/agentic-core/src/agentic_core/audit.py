@@ -4,9 +4,8 @@ outputs) and the approvals its input granted or denied."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any
 
-Item = dict[str, Any]
+from agentic_core.json_types import Item
 
 # Items whose name is the tool's own (operator tools, the gateway shell, client tools).
 _NAMED_CALLS = frozenset({"function_call", "custom_tool_call"})

@@ -5,14 +5,13 @@ and authentication, from a table the service keeps next to its routes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import orjson
+from agentic_core.json_types import Schema
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
-Schema = dict[str, Any]
 # The probes (agentic_runtime.http_service.add_probe_routes) answer without credentials.
 _PROBES: dict[tuple[str, str], Schema] = {("get", path): {"security": []} for path in ("/health", "/ready", "/metrics")}
 

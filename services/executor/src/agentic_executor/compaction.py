@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentic_core.errors import UpstreamUnavailable
+from agentic_core.json_types import Event, Item
 from agentic_core.responses.compaction import (
     CompactionContent,
     Opener,
@@ -32,7 +33,6 @@ from agentic_core.tools.public_items import standalone_item_events
 
 from agentic_executor.compaction_seal import CompactionSeal
 from agentic_executor.context_budget import ContextBudget, context_too_long
-from agentic_executor.gateway_calls import Event, Item
 from agentic_executor.reasoning_seal import ReasoningSeal
 from agentic_executor.upstream import UpstreamClient
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from agentic.v1 import common_pb2
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound
+from agentic_core.json_types import Item
 from agentic_core.media import (
     MediaPart,
     data_url,
@@ -45,8 +46,6 @@ from agentic_executor.media_fetch import (
 from agentic_executor.pdf_text import PdfUnreadable, pdf_text
 from agentic_executor.retrieval import FileTooLarge, NoRetrieval, Retrieval
 from agentic_executor.settings import ExecutorSettings
-
-Item = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ import hmac
 from collections.abc import Sequence
 from typing import Any
 
+from agentic_core.json_types import Item
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -26,7 +27,6 @@ from agentic_executor.settings import ExecutorSettings
 
 PURPOSE = b"agentic prompt cache key v1"
 KEY_PREFIX = "pck_"
-Item = dict[str, Any]
 
 
 def chain_root(conversation_id: str | None, history: Sequence[Item], input_items: Sequence[Item], response_id: str

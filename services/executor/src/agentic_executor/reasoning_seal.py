@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.json_types import Item
 from agentic_core.responses.reasoning import (
     ReasoningContent,
     ReasoningOpener,
@@ -25,7 +26,6 @@ from agentic_runtime.sealed_box import PREFIX, SealedBox
 from agentic_executor.settings import ExecutorSettings
 
 PURPOSE = "agentic reasoning v1"
-Item = dict[str, Any]
 
 
 def tampered(reason: str) -> InvalidRequest:

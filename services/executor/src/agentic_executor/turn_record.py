@@ -7,12 +7,13 @@ from typing import Any
 
 import orjson
 from agentic.v1 import state_pb2
+from agentic_core.json_types import Item
 from agentic_core.responses.conversation_view import conversation_rows
 from agentic_core.responses.response import build_response
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
 
-from agentic_executor.turn_context import Item, TurnContext
+from agentic_executor.turn_context import TurnContext
 
 
 def should_persist(context: TurnContext, ending: TurnEnding) -> bool:

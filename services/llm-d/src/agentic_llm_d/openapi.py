@@ -3,8 +3,9 @@ because each route reads its own body. Paths come from the routes themselves (ag
 
 from __future__ import annotations
 
+from agentic_core.json_types import Schema
 from agentic_core.responses.json_schema import CREATE_RESPONSE
-from agentic_runtime.openapi import Schema, build_document, header, json_body
+from agentic_runtime.openapi import build_document, header, json_body
 from fastapi import FastAPI
 
 from agentic_llm_d.auth import WORKLOAD_TOKEN_HEADER

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentic_core.json_types import Item
 from agentic_core.media.data_urls import is_data_url
 
-Item = dict[str, Any]
 PartPath = tuple[str, int] | tuple[str]  # ("content", 2), ("output", 0), or ("output",) for a screenshot
 MediaKind = Literal["image", "file"]
 IMAGE_PARTS = frozenset({"input_image", "computer_screenshot"})

@@ -21,8 +21,7 @@ from agentic_core.chat.response import (
     response_object,
 )
 from agentic_core.ids import new_id, new_item_id, new_response_id
-
-Event = dict[str, Any]
+from agentic_core.json_types import Event
 
 
 @dataclass(slots=True)

@@ -18,8 +18,7 @@ import orjson
 
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import new_item_id
-
-Item = dict[str, Any]
+from agentic_core.json_types import Item
 
 COMPACTION = "compaction"
 SUMMARY_PROMPT = (

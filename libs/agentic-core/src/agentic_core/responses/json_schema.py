@@ -4,13 +4,10 @@ agentic_core.ids, agentic_core.json_bounds) accepts; the services' schemathesis 
 
 from __future__ import annotations
 
-from typing import Any
-
 from agentic_core.ids import ID_PATTERN, MAX_ID_CHARS
 from agentic_core.json_bounds import MAX_JSON_DEPTH
+from agentic_core.json_types import Schema
 from agentic_core.responses.request import METADATA_MAX_KEY_CHARS, METADATA_MAX_PAIRS, METADATA_MAX_VALUE_CHARS
-
-Schema = dict[str, Any]
 
 ID: Schema = {"type": "string", "pattern": ID_PATTERN, "maxLength": MAX_ID_CHARS}
 METADATA: Schema = {

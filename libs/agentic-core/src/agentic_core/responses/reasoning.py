@@ -15,7 +15,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-Item = dict[str, Any]
+from agentic_core.json_types import Item
 
 REASONING = "reasoning"
 INCLUDE_ENCRYPTED_CONTENT = "reasoning.encrypted_content"

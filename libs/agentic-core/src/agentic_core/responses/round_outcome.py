@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentic_core.json_types import Item
 from agentic_core.responses.items import CALL_TYPES
 from agentic_core.responses.stream import RoundOutcome
 from agentic_core.tools.registry import ToolRegistry
-
-Item = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentic_core.json_types import Item
 from agentic_core.responses.compaction import Opener
 from agentic_core.responses.items import model_input
 from agentic_core.responses.upstream_request import stateless_request
-
-Item = dict[str, Any]
 
 
 def first_round_request(

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentic_core.errors import NotFound
+from agentic_core.json_types import Item
 
-Item = dict[str, Any]
 _FORGOTTEN_REMEMBERED = 256  # ids dropped on this connection, named in the error of a continuation
 
 

@@ -16,9 +16,9 @@ import orjson
 
 from agentic_core.errors import UpstreamUnavailable
 from agentic_core.ids import new_item_id
+from agentic_core.json_types import Item
 from agentic_core.responses.response import normalize_content_part, normalize_output_item, normalize_usage
 
-Item = dict[str, Any]
 # A model output item → the item the client sees (a client tool's call in its declared shape); see
 # ToolRegistry.public_item.
 Presenter = Callable[[Item], Item]

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-Item = dict[str, Any]
+from agentic_core.json_types import Item
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +16,6 @@ class TurnSoFar:
     usage: dict[str, Any] | None = None   # summed over the rounds
     public_of_call: Mapping[str, str] = field(default_factory=dict)  # gateway call id → its public item's id
     rounds: int = 0
-    next_sequence: int = 0  # the stream's next `sequence_number` (streamed turns only)
 
     @property
     def next_index(self) -> int:

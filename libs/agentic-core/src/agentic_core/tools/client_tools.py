@@ -27,8 +27,7 @@ from typing import Any
 import orjson
 
 from agentic_core.errors import InvalidRequest
-
-Item = dict[str, Any]
+from agentic_core.json_types import Item
 
 # Call item type → the output item type that answers it (the continuation rules and the round loop use these).
 CALL_OUTPUT_OF = {

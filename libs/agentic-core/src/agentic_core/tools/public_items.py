@@ -12,11 +12,10 @@ from typing import Any
 import orjson
 
 from agentic_core.ids import new_item_id
+from agentic_core.json_types import Event
 from agentic_core.tools import file_search
 from agentic_core.tools.protocol import ToolResult, render_for_model
 from agentic_core.tools.registry import ToolBinding
-
-Event = dict[str, Any]
 
 
 def _arguments(call: dict[str, Any]) -> dict[str, Any]:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_core.errors import UpstreamUnavailable
+from agentic_core.json_types import Event
 from agentic_core.providers.anthropic.request import REDACTED_PREFIX, THINKING_PREFIX
 from agentic_core.providers.anthropic.response import PROVIDER, status_for, usage_from_anthropic
 from agentic_core.providers.common import invalid_reply
-from agentic_core.providers.events import Event, ResponsesEventWriter
+from agentic_core.providers.events import ResponsesEventWriter
 
 STREAM_ERROR_CODE = "upstream_stream_error"
 

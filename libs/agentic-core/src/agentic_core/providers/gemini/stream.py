@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_core.providers.events import Event, ResponsesEventWriter
+from agentic_core.json_types import Event
+from agentic_core.providers.events import ResponsesEventWriter
 from agentic_core.providers.gemini.response import candidate_of, pieces, status_for, usage_from_gemini
 
 
