@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from agentic_core.errors import InvalidRequest
 from agentic_core.responses.compaction import SUMMARY_PROMPT, CompactionContent, compaction_item
+from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 from agentic_core.tools.protocol import ToolCall, ToolResult
@@ -82,7 +83,8 @@ BIG_BODY = {"model": "m", "input": [{"role": "user", "content": "word " * 2800}]
 
 
 async def _run(rounds: Rounds) -> tuple[list[Any], TurnDone]:
-    steps = [step async for step in rounds.run_stream(BIG_BODY, TurnSoFar(), [{"type": "response.created"}])]
+    steps = [step async for step in rounds.run_stream(BIG_BODY, TurnSoFar(), [{"type": "response.created"}],
+                                                          EventSequencer())]
     done = steps[-1]
     assert isinstance(done, TurnDone)
     return steps[:-1], done

@@ -9,6 +9,7 @@ import orjson
 import pytest
 from agentic_core.errors import InvalidRequest
 from agentic_core.responses.reasoning import opened_request
+from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 from agentic_core.tools.protocol import ToolCall, ToolResult
@@ -165,7 +166,7 @@ async def test_a_json_round_shows_sealed_reasoning_and_continues_with_the_models
 
 async def test_a_streamed_round_seals_the_item_of_its_done_event_as_in_its_output() -> None:
     rounds = _rounds(ScriptedUpstream([REASONING, MESSAGE]))
-    steps = [step async for step in rounds.stream_round(BODY, TurnSoFar(), [])]
+    steps = [step async for step in rounds.stream_round(BODY, TurnSoFar(), [], EventSequencer())]
     done = steps[-1]
     assert isinstance(done, TurnDone)
     events = [orjson.loads(data) for _, _, data in steps[:-1]]

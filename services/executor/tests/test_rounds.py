@@ -9,6 +9,7 @@ import orjson
 import pytest
 from agentic_core.errors import UpstreamUnavailable
 from agentic_core.responses.round_outcome import TurnEnding
+from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 from agentic_core.tools.protocol import ToolCall, ToolResult
@@ -64,9 +65,10 @@ def _rounds(upstream: ScriptedUpstream, max_rounds: int = 10) -> Rounds:
 BODY = {"model": "m", "input": [{"role": "user", "content": "hi"}], "tool_choice": "required"}
 
 
-async def _streamed(rounds: Rounds, so_far: TurnSoFar, opening: list[dict[str, Any]] | None) -> tuple[list[Any], Any]:
+async def _streamed(rounds: Rounds, so_far: TurnSoFar, opening: list[dict[str, Any]] | None,
+                    sequencer: EventSequencer | None = None) -> tuple[list[Any], Any]:
     events = []
-    async for step in rounds.stream_round(BODY, so_far, opening):
+    async for step in rounds.stream_round(BODY, so_far, opening, sequencer or EventSequencer()):
         events.append(step)
     return events[:-1], events[-1]
 
@@ -110,10 +112,20 @@ async def test_the_last_allowed_round_with_gateway_calls_ends_the_turn_incomplet
     assert done.ending == TurnEnding("incomplete", incomplete_details={"reason": "max_tool_rounds"})
 
 
-async def test_a_streamed_round_numbers_its_events_on_from_the_turn_so_far() -> None:
-    events, result = await _streamed(_rounds(ScriptedUpstream([MESSAGE])), TurnSoFar(rounds=1, next_sequence=7), None)
+async def test_a_streamed_round_numbers_its_events_on_from_the_turns_stream() -> None:
+    sequencer = EventSequencer(7)
+    events, _ = await _streamed(_rounds(ScriptedUpstream([MESSAGE])), TurnSoFar(rounds=1), None, sequencer)
     assert [sequence for _, sequence, _ in events] == list(range(7, 7 + len(events)))
-    assert result.so_far.next_sequence == 7 + len(events)
+    assert sequencer.next_sequence == 7 + len(events)
+
+
+async def test_the_streamed_rounds_of_a_turn_number_their_events_without_a_gap() -> None:
+    steps = [step async for step in _rounds(ScriptedUpstream([CALL], [MESSAGE])).run_stream(
+        BODY, TurnSoFar(), [{"type": "response.created"}], EventSequencer())]
+    events = steps[:-1]
+    assert isinstance(steps[-1], TurnDone) and steps[-1].so_far.rounds == 2
+    assert [sequence for _, sequence, _ in events] == list(range(len(events)))
+    assert events[0][0] == "response.created"
 
 
 async def test_a_streamed_round_sends_the_opening_once_the_model_server_answered() -> None:
@@ -158,7 +170,7 @@ async def test_messages_after_a_file_search_cite_what_it_found_in_both_forms() -
                              policy, response_id="resp_1", tenant="t", include=set(), max_tool_calls=None)
         rounds = Rounds(ScriptedUpstream([search], [cited]), calls, policy, route=ROUTE)  # type: ignore[arg-type]
         if stream:
-            events = [event async for event in rounds.run_stream(BODY, TurnSoFar(), [])]
+            events = [event async for event in rounds.run_stream(BODY, TurnSoFar(), [], EventSequencer())]
             done = events[-1]
             shown = [orjson.loads(data) for _, _, data in events[:-1]]
             last = [event for event in shown if event["type"] == "response.output_item.done"][-1]

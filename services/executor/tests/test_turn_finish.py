@@ -7,44 +7,26 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from agentic.v1 import common_pb2, executor_pb2, state_pb2
-from agentic_core.errors import AgenticError, InvalidRequest
+from agentic.v1 import common_pb2, executor_pb2
+from agentic_core.errors import AgenticError
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute, ModelRouter
+from agentic_executor.features import TurnFeatures
 from agentic_executor.rounds import TurnDone
 from agentic_executor.turn import TurnRunner, TurnStart
 from agentic_executor.turn_context import read_turn_request
-from agentic_runtime.state_client import StateClient
+from agentic_runtime.state.client import StateClient
+
+from tests.support.executor_stand_ins import RecordingAudit, StandInState
 
 ANSWER = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
           "content": [{"type": "output_text", "text": "hello", "annotations": []}]}
 
 
-class StandInState:
-    """Stands in for the state service: keeps what it is asked to store, or refuses it."""
-
-    def __init__(self, refuse: bool = False) -> None:
-        self.refuse = refuse
-        self.stored: list[state_pb2.PersistTurnRequest] = []
-
-    async def persist_turn(self, request: state_pb2.PersistTurnRequest) -> None:
-        if self.refuse:
-            raise InvalidRequest("The response could not be stored.", code="refused")
-        self.stored.append(request)
-
-
-class RecordingAudit:
-    def __init__(self) -> None:
-        self.records: list[tuple[str, dict[str, Any]]] = []
-
-    def record(self, kind: str, principal: common_pb2.Principal, details: dict[str, Any]) -> None:
-        self.records.append((kind, details))
-
-
 def _runner(state: StandInState, audit: RecordingAudit) -> TurnRunner:
     return TurnRunner(cast(Any, None), ModelRouter([], ModelRoute("*", "http://127.0.0.1:1/v1")), cast(StateClient, state),
-                      audit=cast(Any, audit))
+                      features=TurnFeatures(audit=audit))
 
 
 async def _finish(runner: TurnRunner, *, store: bool, streamed: bool) -> tuple[dict[str, Any], TurnEnding]:

@@ -25,9 +25,9 @@ from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
-from agentic_runtime.background_queue import WAKE_SUBJECT, tenant_subject
 from agentic_runtime.credential_seal import SEALED_CREDENTIALS, CredentialSeal, CredentialsUnavailable
-from agentic_runtime.state_client import StateClient
+from agentic_runtime.nats.background_queue import WAKE_SUBJECT, tenant_subject
+from agentic_runtime.state.client import StateClient
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
@@ -74,10 +74,8 @@ class BackgroundTurns:
             raise InvalidRequest("Background responses must be stored: `background: true` needs `store: true`.",
                                  param="background", code="invalid_value")
         # What the turn continues must be the caller's: refused now (404), as a foreground turn would be, not queued.
-        if context.request.previous_response_id:
-            await self.state.rehydrate(context.principal, context.request.previous_response_id)
-        elif context.conversation_id:
-            await self.state.conversation_history(context.principal, context.conversation_id)
+        await self.runner.history.read(context.principal, previous_response_id=context.request.previous_response_id,
+                                       conversation_id=context.conversation_id)
         # So are the stores a file_search tool names (checked again when the turn runs).
         await self.runner.policy.retrieval.check_stores(context.principal, context.request.tools or [])
         queued_request = self._sealed_credentials(request)

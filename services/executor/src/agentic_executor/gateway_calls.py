@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from agentic_core.json_types import Event, Item
 from agentic_core.responses.round_outcome import is_gateway_call
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.tools import file_search
@@ -14,12 +14,9 @@ from agentic_core.tools.mcp import approval_request_item
 from agentic_core.tools.protocol import ToolResult
 from agentic_core.tools.public_items import GatewayCallView, function_call_output, standalone_item_events
 from agentic_core.tools.registry import ToolBinding, ToolRegistry
-from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
+from agentic_runtime.tools.dispatch import CallBudget, ToolDispatcher, run_gateway_calls
 
 from agentic_executor.usage import ToolTally
-
-Item = dict[str, Any]
-Event = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,9 @@ A round is a function of the upstream body and the turn so far: it returns the
 turn with the round added and either how the turn ended (`TurnDone`) or the
 next round's body (`NextRound`); streamed, it yields its public events first.
 What a round's output means is decided in `agentic_core.responses.round_outcome`.
-In a stream, sequence numbers run on and output indexes are rebased across
-rounds, and hidden gateway calls reappear as their public items with OpenAI's
-lifecycle events.
+In a stream, one `EventSequencer` numbers the turn's events (the turn owns it),
+output indexes are rebased across rounds, and hidden gateway calls reappear as
+their public items with OpenAI's lifecycle events.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentic_core.errors import AgenticError
+from agentic_core.json_types import Event, Item
 from agentic_core.responses.round_outcome import RoundReading, TurnEnding, read_round
 from agentic_core.responses.round_request import next_round_request
 from agentic_core.responses.stream import EventSequencer, PublicEvent, RoundOutcome, StreamTranslator, outcome_from_json
@@ -24,10 +25,11 @@ from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
 
 from agentic_executor.compaction import ContextGuard, Guarded
-from agentic_executor.gateway_calls import Event, GatewayCalls, Item, PlacedCall, Shown, ToolPolicy
+from agentic_executor.gateway_calls import GatewayCalls, PlacedCall, Shown, ToolPolicy
 from agentic_executor.metrics import TOOL_ROUNDS, UPSTREAM_FIRST_EVENT_SECONDS
 from agentic_executor.reasoning_seal import ReasoningSealer
 from agentic_executor.upstream import UpstreamClient
+from agentic_executor.usage import TurnMeter
 
 __all__ = ["NextRound", "PublicEvent", "RoundResult", "Rounds", "ToolPolicy", "TurnDone"]
 
@@ -63,7 +65,7 @@ class _OpenRound:
 class Rounds:
     def __init__(
         self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute,
-        guard: ContextGuard | None = None, reasoning: ReasoningSealer | None = None,
+        guard: ContextGuard | None = None, reasoning: ReasoningSealer | None = None, meter: TurnMeter | None = None,
     ) -> None:
         self.upstream = upstream
         # The public form of reasoning items (sealed when asked for); the model's continuation keeps its own.
@@ -72,7 +74,7 @@ class Rounds:
         self.policy = policy
         self.route = route
         self.guard = guard  # before each round: compaction over the threshold, the context window
-        self.counted: TurnSoFar | None = None  # the turn as of its last round answered: its usage, should it be cut short
+        self.meter = meter or TurnMeter()  # the turn as of its last round answered: its usage, should it be cut short
 
     async def run_json(self, body: dict[str, Any], so_far: TurnSoFar) -> TurnDone:
         """Rounds until one ends the turn (the last allowed round always does)."""
@@ -88,9 +90,10 @@ class Rounds:
             body, so_far = result.body, result.so_far
 
     async def run_stream(
-        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event]
+        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event], events: EventSequencer
     ) -> AsyncIterator[PublicEvent | TurnDone]:
-        """The turn's public events, `opening` first once the model server answered, then how it ended."""
+        """The turn's public events, `opening` first once the model server answered, then how it ended. `events`:
+        the turn's one sequencer, which numbers them."""
         pending_opening: list[Event] | None = opening
         while True:
             guarded = await self._guarded(body, so_far, started=pending_opening is None)
@@ -100,13 +103,11 @@ class Rounds:
             body, so_far = guarded.body, guarded.so_far
             if pending_opening is not None:
                 pending_opening = [*pending_opening, *guarded.events]
-            elif guarded.events:
-                sequencer = EventSequencer(so_far.next_sequence)
+            else:
                 for event in guarded.events:
-                    yield sequencer.emit(event)
-                so_far = replace(so_far, next_sequence=sequencer.next_sequence)
+                    yield events.emit(event)
             result: RoundResult | None = None
-            async for step in self.stream_round(body, so_far, pending_opening):
+            async for step in self.stream_round(body, so_far, pending_opening, events):
                 if isinstance(step, tuple):
                     yield step
                 else:
@@ -141,13 +142,12 @@ class Rounds:
         return self._result(body, outcome, opened.reading, finished.so_far.shown(opened.reading.shown_last), finished.outputs)
 
     async def stream_round(
-        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event] | None
+        self, body: dict[str, Any], so_far: TurnSoFar, opening: list[Event] | None, sequencer: EventSequencer
     ) -> AsyncIterator[PublicEvent | RoundResult]:
         """Yields the round's public events, then its `RoundResult`. `opening`: the events that start the public
         stream, or None once it has started. Errors before it starts propagate (a plain error for the client);
         later ones fail the turn."""
         so_far = replace(so_far, rounds=so_far.rounds + 1)
-        sequencer = EventSequencer(so_far.next_sequence)
         translator = StreamTranslator(sequencer, index_offset=so_far.next_index, is_hidden=self.calls.is_gateway_call,
                                       present=self.calls.registry.public_item, show=self.reasoning,
                                       annotate=self.calls.citations.stream_events if self.calls.cites_files else None)
@@ -157,7 +157,7 @@ class Rounds:
         try:
             first_event = await anext(upstream_events, None)
             self._observe_first_answer(so_far, clock)
-            self.counted = so_far  # answered: a request made, should the round be cut before its usage arrives
+            self.meter.answered(so_far)  # answered: a request made, should the round be cut before its usage arrives
             for event in opening or []:
                 yield sequencer.emit(event)
             started = True
@@ -180,8 +180,8 @@ class Rounds:
         # The round's items after its first gateway call follow that call's public items (the model's order).
         for public_event in translator.release_deferred(finished.so_far.next_index):
             yield public_event
-        so_far = replace(finished.so_far.shown(opened.reading.shown_last), next_sequence=sequencer.next_sequence)
-        yield self._result(body, outcome, opened.reading, so_far, finished.outputs)
+        yield self._result(body, outcome, opened.reading, finished.so_far.shown(opened.reading.shown_last),
+                           finished.outputs)
 
     def _open(self, outcome: RoundOutcome, so_far: TurnSoFar) -> _OpenRound:
         outcome.output = self.calls.annotated(outcome.output)
@@ -189,7 +189,7 @@ class Rounds:
         reading = replace(reading, shown_first=self.reasoning.all(reading.shown_first),
                           shown_last=self.reasoning.all(reading.shown_last))
         so_far = so_far.counted(outcome.usage).shown(reading.shown_first).continued(reading.continuation)
-        self.counted = so_far
+        self.meter.answered(so_far)
         shown = self.calls.approval_requests(reading.awaiting_approval, so_far)
         return _OpenRound(reading, shown, self.calls.place(reading.gateway_calls, shown.so_far.next_index))
 

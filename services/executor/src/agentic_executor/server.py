@@ -10,16 +10,17 @@ import orjson
 from agentic.v1 import executor_pb2, executor_pb2_grpc
 from agentic_core.routing import ModelRouter
 from agentic_core.usage.turn_usage import usage_of
-from agentic_runtime import lifecycle, nats
-from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
+from agentic_runtime import lifecycle
 from agentic_runtime.credential_seal import CredentialSeal
-from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime.grpc.server import GrpcService
+from agentic_runtime.http.upstream import build_router
 from agentic_runtime.metrics import serve_metrics
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.state_client import StateClient
-from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_runtime.upstream_http import build_router
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.nats import broker
+from agentic_runtime.state.audit import AuditBounds, AuditRecorder
+from agentic_runtime.state.client import StateClient
+from agentic_runtime.state.usage import UsageRecorder
+from agentic_runtime.tools.dispatch import ToolDispatcher
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 
 from agentic_executor.background import BackgroundPolicy, BackgroundTurns, BackgroundWorker
 from agentic_executor.background_signing import BackgroundSigner
@@ -27,6 +28,7 @@ from agentic_executor.compact_endpoint import CompactEndpoint
 from agentic_executor.compaction import Compactor
 from agentic_executor.compaction_seal import CompactionSeal
 from agentic_executor.context_budget import ContextBudget
+from agentic_executor.features import CompactionOn, TurnFeatures
 from agentic_executor.input_media import InputMedia, input_media
 from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TOOL_DISPATCH
@@ -59,8 +61,8 @@ class RecordedCompactions(CompactEndpoint):
 
 async def serve(settings: ExecutorSettings) -> None:
     stop = lifecycle.shutdown_event()
-    nats_client = await nats.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
-    await nats.ensure_streams(nats_client, settings.response_events_retention_seconds)
+    nats_client = await broker.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
+    await broker.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
     retrieval = RetrievalClient(settings.retrieval_address, settings.retrieval_timeout_seconds)
     media = input_media(settings, retrieval)
@@ -91,10 +93,9 @@ async def serve(settings: ExecutorSettings) -> None:
     router = build_router(settings)
     # Every turn's usage and audit record, sent to the state service in batches.
     usage, audit = UsageRecorder(state.peer), AuditRecorder(state.peer, AuditBounds.of(settings))
-    runner = TurnRunner(
-        upstream, router, state, policy,
-        dispatcher, OperatorToolCatalog(nats_client), mcp, compactor, usage, audit,
-    )
+    runner = TurnRunner(upstream, router, state, policy, TurnFeatures(
+        dispatcher, OperatorToolCatalog(nats_client), mcp, CompactionOn(compactor), usage, audit,
+    ))
     background = BackgroundTurns(runner, state, nats_client, BackgroundPolicy(
         concurrency=settings.background_concurrency, lease_seconds=settings.background_lease_seconds,
         cancel_wait_seconds=settings.background_cancel_wait_seconds,

@@ -106,7 +106,8 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
     async def _responses(self, request: executor_pb2.ExecuteRequest) -> AsyncGenerator[executor_pb2.ExecuteEvent, None]:
         """A Responses turn: one `response` (JSON), or its public events (SSE); a background one is queued, and
         streamed from its events."""
-        if not request.response_id and _wants_background(request.request_json):
+        payload = _read_if_background(request.request_json)  # the turn reads the body once: this parse, or its own
+        if not request.response_id and payload is not None and payload.get("background") is True:
             response_id, queued = await self._background().submit(request)
             if not request.stream:
                 yield executor_pb2.ExecuteEvent(response=orjson.dumps(queued))
@@ -115,18 +116,19 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
                 yield stream_event(*event)
             return
         if not request.stream:
-            yield executor_pb2.ExecuteEvent(response=orjson.dumps(await self.runner.respond(request)))
+            yield executor_pb2.ExecuteEvent(response=orjson.dumps(await self.runner.respond(request, payload)))
             return
-        async for event in self.runner.stream(request):
+        async for event in self.runner.stream(request, payload):
             yield stream_event(*event)
 
 
-def _wants_background(body: bytes) -> bool:
-    """A cheap look before the turn parses the body: only a body that mentions it can ask for background."""
+def _read_if_background(body: bytes) -> dict[str, Any] | None:
+    """The body parsed, only when it mentions `background` (a cheap look first: most turns never ask for it);
+    None too when it is no JSON object (the turn refuses it with its own error)."""
     if b'"background"' not in body:
-        return False
+        return None
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return False  # the turn refuses it with its own error
-    return isinstance(payload, dict) and payload.get("background") is True
+        return None
+    return payload if isinstance(payload, dict) else None

@@ -17,32 +17,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentic.v1 import executor_pb2
-from agentic_core.errors import AgenticError, InvalidRequest
-from agentic_core.responses.compaction import Opener
-from agentic_core.responses.items import parse_stored_items
-from agentic_core.responses.pending_calls import validate_continuation
-from agentic_core.responses.reasoning import ReasoningOpener, opened_request
+from agentic_core.errors import AgenticError
+from agentic_core.json_types import Event, Item
 from agentic_core.responses.round_outcome import TurnEnding
-from agentic_core.responses.round_request import first_round_request
 from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.token_estimate import estimate_input_tokens
+from agentic_core.responses.turn_plan import ModelView, TurnPlan, plan_turn
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRouter
-from agentic_core.tools.approvals import resolve_approvals
-from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
+from agentic_core.tools.mcp import McpServerTools
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
-from agentic_runtime.audit_recorder import AuditRecorder
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.state_client import StateClient
-from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.state.client import StateClient
 
 from agentic_executor.audit import audit_turn
-from agentic_executor.compaction import Compactor, ContextGuard
 from agentic_executor.conversation_lease import LeaseHeartbeat
-from agentic_executor.gateway_calls import Event, GatewayCalls, Item, ToolPolicy, shown_first
+from agentic_executor.features import TurnFeatures
+from agentic_executor.gateway_calls import GatewayCalls, ToolPolicy, shown_first
+from agentic_executor.history import ConversationLease, History
 from agentic_executor.input_media import InputMedia
-from agentic_executor.mcp_discovery import McpDiscovery
 from agentic_executor.metrics import TURNS
 from agentic_executor.persist import persist_until_known
 from agentic_executor.prompt_cache import PromptCacheKeys, chain_root
@@ -52,14 +44,9 @@ from agentic_executor.rounds import PublicEvent, Rounds, TurnDone
 from agentic_executor.turn_context import TurnContext, read_turn_request
 from agentic_executor.turn_record import persist_request, response_object, should_persist
 from agentic_executor.upstream import UpstreamClient
-from agentic_executor.usage import record_turn
+from agentic_executor.usage import TurnMeter
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class SpentUsage:
-    so_far: TurnSoFar | None = None  # the whole turn's, once its rounds are done
 
 PERSIST_FAILED = {"code": "persist_failed", "message": "The response could not be stored."}
 
@@ -89,40 +76,25 @@ class TurnPolicy:
 
 
 class TurnRunner:
-    def __init__(
-        self,
-        upstream: UpstreamClient,
-        router: ModelRouter,
-        state: StateClient,
-        policy: TurnPolicy | None = None,
-        dispatcher: ToolDispatcher | None = None,
-        operator_tools: OperatorToolCatalog | None = None,
-        mcp: McpDiscovery | None = None,
-        compactor: Compactor | None = None,
-        usage: UsageRecorder | None = None,
-        audit: AuditRecorder | None = None,
-    ) -> None:
+    def __init__(self, upstream: UpstreamClient, router: ModelRouter, state: StateClient, policy: TurnPolicy | None = None,
+                 features: TurnFeatures | None = None) -> None:
         self.upstream = upstream
-        self.usage = usage
-        self.audit = audit
-        self.compactor = compactor
         self.router = router
         self.state = state
+        self.history = History(state)
         self.policy = policy or TurnPolicy()
-        self.dispatcher = dispatcher
-        self.operator_tools = operator_tools
-        self.mcp = mcp
+        self.features = features or TurnFeatures()
 
     async def respond(self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         """A JSON turn: its response object. `payload`: the body already parsed (a translated Messages body)."""
         async with self._turn(request, payload) as (context, history):
             start = await self._start(context, history, stream=False)
-            with self._recording_usage(context, start.rounds) as spent:
+            with self._metered(context, start.rounds) as meter:
                 if context.request.generate:
                     done = await start.rounds.run_json(start.body, start.so_far)
                 else:
                     done = TurnDone(start.so_far, TurnEnding("completed"))
-                spent.so_far = done.so_far
+                meter.answered(done.so_far)
                 response, _ = await self._finish(context, request, start, done, streamed=False)
                 return response
 
@@ -134,19 +106,20 @@ class TurnRunner:
             # Sent once the model server answered, so that a refused request is still a plain error.
             opening = [{"type": "response.created", "response": in_progress},
                        {"type": "response.in_progress", "response": in_progress}, *start.events]
+            events = EventSequencer()  # the turn's one numbering of its events, across its rounds
             done: TurnDone | None = None
-            steps = start.rounds.run_stream(start.body, start.so_far, opening) if context.request.generate \
-                else _prewarmed(start.so_far, opening)
-            with self._recording_usage(context, start.rounds) as spent:
+            steps = start.rounds.run_stream(start.body, start.so_far, opening, events) if context.request.generate \
+                else _prewarmed(start.so_far, opening, events)
+            with self._metered(context, start.rounds) as meter:
                 async for step in steps:
                     if isinstance(step, TurnDone):
                         done = step
                     else:
                         yield step
                 assert done is not None, "the rounds always end with how the turn ended"
-                spent.so_far = done.so_far
+                meter.answered(done.so_far)
                 response, ending = await self._finish(context, request, start, done, streamed=True)
-                yield EventSequencer(done.so_far.next_sequence).emit({"type": f"response.{ending.status}", "response": response})
+                yield events.emit({"type": f"response.{ending.status}", "response": response})
 
     async def _finish(self, context: TurnContext, request: executor_pb2.ExecuteRequest, start: TurnStart, done: TurnDone,
                       *, streamed: bool) -> tuple[dict[str, Any], TurnEnding]:
@@ -165,21 +138,18 @@ class TurnRunner:
                 ending = replace(ending, status="failed", error=PERSIST_FAILED)
                 response = response_object(context, done.so_far, ending)
         TURNS.labels(status=ending.status).inc()
-        audit_turn(self.audit, context, response, request.request_id, start.denied)
+        audit_turn(self.features.audit, context, response, request.request_id, start.denied)
         return response, ending
 
     @contextmanager
-    def _recording_usage(self, context: TurnContext, rounds: Rounds) -> Iterator[SpentUsage]:
-        """Records the turn's usage however it ends: the whole turn's once its rounds are done (`so_far` set), else
-        the rounds it had read when it was cut short (the client left, the turn was cancelled or failed, the store
-        was interrupted): the model's tokens were spent either way."""
-        spent = SpentUsage()
+    def _metered(self, context: TurnContext, rounds: Rounds) -> Iterator[TurnMeter]:
+        """Records the turn's usage however it ends: the whole turn's once its rounds are done, else the rounds it
+        had read when it was cut short (the client left, the turn was cancelled or failed, the store was
+        interrupted)."""
         try:
-            yield spent
+            yield rounds.meter
         finally:
-            so_far = spent.so_far or rounds.counted
-            if so_far is not None:
-                record_turn(self.usage, context.principal, context.request.model, so_far, rounds.calls.tally)
+            rounds.meter.record(self.features.usage, context.principal, context.request.model, rounds.calls.tally)
 
     async def count_input_tokens(
         self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None = None
@@ -187,11 +157,9 @@ class TurnRunner:
         """The input a turn would send (history included), counted by the model server or estimated."""
         context = read_turn_request(request, payload, self.router)
         context.input_items = await self.policy.media.resolve(context.input_items, context.principal)
-        history = await self._load_history(context, lease=False)
+        history = await self._read_history(context, lease=None)
         registry, _ = await self._registry(context)
-        body = self._first_request(context, registry, history, [], stream=False,
-                                   open_compaction=self._opener(context),
-                                   open_reasoning=self.policy.reasoning.opener(context.principal.tenant))
+        body = self._first_request(context, registry, TurnPlan(history, context.input_items), [], stream=False, check=False)
         counted = await self.upstream.count_input_tokens(context.route, body)
         if counted is not None:
             return executor_pb2.TokenCount(input_tokens=counted, method="tokenizer")
@@ -206,11 +174,16 @@ class TurnRunner:
             context = read_turn_request(request, payload, self.router)
             # Images fetched and files read before the history: what the turn sends and stores (input_media).
             context.input_items = await self.policy.media.resolve(context.input_items, context.principal)
-            history = await self._load_history(context)
+            lease = None
+            if context.conversation_id and not context.request.previous_response_id:
+                lease = ConversationLease(uuid.uuid4().hex, self.policy.conversation_lease_seconds,
+                                          self.policy.conversation_wait_seconds)
+            history = await self._read_history(context, lease=lease)
             heartbeat = None
-            if context.lease_token is not None:
+            if lease is not None:
+                context.lease_token = lease.token
                 heartbeat = LeaseHeartbeat(self.state, context.principal, context.conversation_id or "",
-                                           context.lease_token, self.policy.conversation_lease_seconds)
+                                           lease.token, lease.seconds)
             try:
                 yield context, history
             finally:
@@ -222,22 +195,9 @@ class TurnRunner:
             TURNS.labels(status="error").inc()
             raise
 
-    async def _load_history(self, context: TurnContext, *, lease: bool = True) -> list[Item]:
-        """The history items: the chain rehydrated, or the conversation's, with its lease taken (`lease`: a turn
-        that will write to it) or without (a token count)."""
-        history: list[bytes] = []
-        if context.request.previous_response_id:
-            history = await self.state.rehydrate(context.principal, context.request.previous_response_id)
-        elif context.conversation_id and not lease:
-            history = await self.state.conversation_history(context.principal, context.conversation_id)
-        elif context.conversation_id:
-            lease_token = uuid.uuid4().hex
-            history = await self.state.begin_conversation_turn(
-                context.principal, context.conversation_id, lease_token,
-                self.policy.conversation_lease_seconds, self.policy.conversation_wait_seconds,
-            )
-            context.lease_token = lease_token
-        return parse_stored_items(history)
+    async def _read_history(self, context: TurnContext, *, lease: ConversationLease | None) -> list[Item]:
+        return await self.history.read(context.principal, previous_response_id=context.request.previous_response_id,
+                                       conversation_id=context.conversation_id, lease=lease)
 
     async def _release_lease(self, context: TurnContext) -> None:
         try:
@@ -248,71 +208,47 @@ class TurnRunner:
     async def _registry(self, context: TurnContext) -> tuple[ToolRegistry, list[McpServerTools]]:
         """The request's tools as the model sees them, and the MCP servers discovered for them."""
         tools = context.request.tools or []
-        operator_tools = {}
-        wanted = {tool.get("name") for tool in tools if isinstance(tool, dict) and tool.get("type") == "operator"}
-        if self.operator_tools is not None and wanted:
-            operator_tools = await self.operator_tools.definitions({name for name in wanted if isinstance(name, str)})
+        wanted = {name for tool in tools if isinstance(tool, dict) and tool.get("type") == "operator"
+                  and isinstance(name := tool.get("name"), str)}
+        operator_tools = await self.features.operator_tools.definitions(wanted) if wanted else {}
         servers: list[McpServerTools] = []
         if any(isinstance(tool, dict) and tool.get("type") == "mcp" for tool in tools):
-            if self.mcp is None:
-                raise InvalidRequest("MCP tools are not available on this gateway.", param="tools", code="unsupported_tool")
-            servers = await self.mcp.discover(context.principal, tools)
+            servers = await self.features.mcp.discover(context.principal, tools)
         registry = build_registry(tools, operator_tools, shell_enabled=self.policy.shell_enabled, mcp_servers=servers)
         await self.policy.retrieval.check_stores(context.principal, tools)  # before the model runs: a 404 of ours
         return registry, servers
 
     async def _start(self, context: TurnContext, history: list[Item], *, stream: bool) -> TurnStart:
         registry, servers = await self._registry(context)
-        approvals = resolve_approvals(history, context.input_items)
+        plan = plan_turn(history, context.input_items, servers)
         calls = GatewayCalls(
-            self.dispatcher, registry, self.policy.tools, response_id=context.response_id, tenant=context.principal.tenant,
-            include=set(context.request.include or []), max_tool_calls=context.request.max_tool_calls,
+            self.features.dispatcher, registry, self.policy.tools, response_id=context.response_id,
+            tenant=context.principal.tenant, include=set(context.request.include or []),
+            max_tool_calls=context.request.max_tool_calls,
         )
-        listed = listed_servers(history)
-        listings = shown_first([list_tools_item(server) for server in servers if server.declaration.server_label not in listed],
-                               TurnSoFar())
-        settled, outputs = await calls.settle_approvals(approvals, listings.so_far)
-        restored = [approval.call for approval in approvals if approval.restored]
-        validate_continuation(history, context.input_items + restored + outputs)
-        opener = self._opener(context)
-        reasoning = self.policy.reasoning.opener(context.principal.tenant)
-        body = self._first_request(context, registry, history, restored + outputs, stream=stream, open_compaction=opener,
-                                   open_reasoning=reasoning)
+        listings = shown_first(plan.listings, TurnSoFar())
+        settled, outputs = await calls.settle_approvals(plan.approvals, listings.so_far)
+        body = self._first_request(context, registry, plan, outputs, stream=stream)
         # Every round extends a copy of this body: each carries the chain's key (agentic_executor.prompt_cache).
         body = self.policy.cache_keys.with_key(body, context.principal.tenant, chain_root(
             context.conversation_id, history, context.input_items, context.response_id))
-        guard = None
-        if self.compactor is not None and opener is not None:
-            guard = ContextGuard(self.compactor, context.route, threshold=context.compact_threshold,
-                                 base=[*history, *context.input_items], opener=opener, tenant=context.principal.tenant)
-        elif context.compact_threshold is not None:
-            raise InvalidRequest("Compaction is not available on this executor.", param="context_management",
-                                 code="compaction_unavailable")
+        tenant = context.principal.tenant
+        guard = self.features.compaction.guard(context.route, threshold=context.compact_threshold,
+                                               base=[*history, *context.input_items], tenant=tenant)
         rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route, guard=guard,
-                        reasoning=self.policy.reasoning.sealer(context.principal.tenant, context.request.include))
-        links = settled.so_far.public_of_call
-        denied = frozenset(links[call_id] for approval in approvals
-                           if not approval.approved and (call_id := str(approval.call.get("call_id"))) in links)
-        return TurnStart(rounds, body, settled.so_far, listings.events + settled.events, denied)
+                        reasoning=self.policy.reasoning.sealer(tenant, context.request.include))
+        return TurnStart(rounds, body, settled.so_far, listings.events + settled.events,
+                         plan.denied_outputs(settled.so_far.public_of_call))
 
-    def _opener(self, context: TurnContext) -> Opener | None:
-        return self.compactor.seal.opener(context.principal.tenant) if self.compactor is not None else None
-
-    @staticmethod
-    def _first_request(
-        context: TurnContext, registry: ToolRegistry, history: list[Item], settled: list[Item], *, stream: bool,
-        open_compaction: Opener | None, open_reasoning: ReasoningOpener,
-    ) -> dict[str, Any]:
-        """The one place a turn's upstream body is built; later rounds extend a copy (`next_round_request`).
-        Reasoning items sealed by us are opened last: the model reads what it produced."""
+    def _first_request(self, context: TurnContext, registry: ToolRegistry, plan: TurnPlan, settled: list[Item], *,
+                       stream: bool, check: bool = True) -> dict[str, Any]:
         choice = context.request.tool_choice
-        body = first_round_request(
-            context.payload, history, context.input_items, settled, stream=stream, open_compaction=open_compaction,
-            model=context.route.model_for(context.request.model),
-            tools=registry.model_tools if context.request.tools else None,
-            tool_choice=model_tool_choice(choice, registry) if choice is not None else None,
-        )
-        return opened_request(body, open_reasoning)
+        view = ModelView(model=context.route.model_for(context.request.model),
+                         tools=registry.model_tools if context.request.tools else None,
+                         tool_choice=model_tool_choice(choice, registry) if choice is not None else None, stream=stream)
+        tenant = context.principal.tenant
+        return plan.first_request(context.payload, view, settled, open_compaction=self.features.compaction.opener(tenant),
+                                  open_reasoning=self.policy.reasoning.opener(tenant), check=check)
 
     async def _persist(self, context: TurnContext, response: dict[str, Any], so_far: TurnSoFar, ending: TurnEnding) -> None:
         await persist_until_known(self.state, persist_request(context, response, so_far, ending),
@@ -320,9 +256,8 @@ class TurnRunner:
         context.persisted = True
 
 
-async def _prewarmed(so_far: TurnSoFar, opening: list[Event]) -> AsyncIterator[PublicEvent | TurnDone]:
+async def _prewarmed(so_far: TurnSoFar, opening: list[Event], events: EventSequencer) -> AsyncIterator[PublicEvent | TurnDone]:
     """`generate: false`: the opening events and a completed turn with no output; no inference."""
-    sequencer = EventSequencer(so_far.next_sequence)
     for event in opening:
-        yield sequencer.emit(event)
-    yield TurnDone(replace(so_far, next_sequence=sequencer.next_sequence), TurnEnding("completed"))
+        yield events.emit(event)
+    yield TurnDone(so_far, TurnEnding("completed"))

@@ -9,6 +9,7 @@ from typing import Any
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import new_response_id
+from agentic_core.json_types import Item
 from agentic_core.responses.compaction import read_context_management
 from agentic_core.responses.items import normalize_input
 from agentic_core.responses.request import (
@@ -18,8 +19,6 @@ from agentic_core.responses.request import (
     validate_create_request,
 )
 from agentic_core.routing import ModelRoute, ModelRouter
-
-Item = dict[str, Any]
 
 
 @dataclass(slots=True)

@@ -6,15 +6,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from agentic.v1 import common_pb2
+from agentic_core.json_types import Item
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.tools.registry import ToolBinding
-from agentic_core.usage.turn_usage import usage_of
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_core.usage.turn_usage import TurnUsage, usage_of
 
-Item = dict[str, Any]
+
+class UsageSink(Protocol):
+    def record(self, principal: common_pb2.Principal, model: str, usage: TurnUsage) -> None: ...
 
 
 @dataclass(slots=True)
@@ -36,11 +38,21 @@ class ToolTally:
             self.seconds += time.perf_counter() - started
 
 
-def record_turn(recorder: UsageRecorder | None, principal: common_pb2.Principal, model: str, so_far: TurnSoFar,
-                tally: ToolTally) -> None:
-    """Every finished turn counts, stored or not (a prewarm, `generate: false`, makes no model request)."""
-    if recorder is None:
-        return
-    usage = usage_of(so_far.usage, requests=so_far.rounds)
-    usage.tool_calls, usage.tool_seconds = tally.calls, tally.seconds
-    recorder.record(principal, model, usage)
+@dataclass(slots=True)
+class TurnMeter:
+    """The turn as of its last answered round (the rounds update it) or, once they are done, the whole turn: what
+    its usage record counts however the turn ends, as the model's tokens were spent either way."""
+
+    so_far: TurnSoFar | None = None
+
+    def answered(self, so_far: TurnSoFar) -> None:
+        self.so_far = so_far
+
+    def record(self, sink: UsageSink, principal: common_pb2.Principal, model: str, tally: ToolTally) -> None:
+        """Every turn that reached the model server counts, stored or not, finished or cut short (a prewarm,
+        `generate: false`, makes no model request but counts as a turn)."""
+        if self.so_far is None:
+            return
+        usage = usage_of(self.so_far.usage, requests=self.so_far.rounds)
+        usage.tool_calls, usage.tool_seconds = tally.calls, tally.seconds
+        sink.record(principal, model, usage)
