@@ -22,8 +22,8 @@ from pathlib import Path
 import grpc
 import uvloop
 from agentic_local.processes import free_port, tcp_accepts, wait_until
-from agentic_runtime.grpc_client import CLIENT_OPTIONS
-from agentic_runtime.grpc_server import CHANNEL_OPTIONS, SERVER_KEEPALIVE_OPTIONS
+from agentic_runtime.grpc.client import CLIENT_OPTIONS
+from agentic_runtime.grpc.server import CHANNEL_OPTIONS, SERVER_KEEPALIVE_OPTIONS
 
 from bench.cpu import cpu_seconds
 

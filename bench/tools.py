@@ -23,8 +23,8 @@ from agentic_core.tools.protocol import ToolCall
 from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import ChildProcess, free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig, _http_ready
-from agentic_runtime import nats
-from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.dispatch import ToolDispatcher
 
 ROOT = Path(__file__).parents[1]
 TOOLS_MODULE = "tests.support.operator_tools"
@@ -42,7 +42,7 @@ def _runner(nats_url: str, logs: Path, index: int) -> ChildProcess:
 
 
 async def _throughput(nats_url: str, calls: int, in_flight: int) -> float:
-    client = await nats.connect(nats_url, name="bench")
+    client = await broker.connect(nats_url, name="bench")
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     semaphore = asyncio.Semaphore(in_flight)

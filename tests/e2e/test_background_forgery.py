@@ -17,7 +17,7 @@ import orjson
 import pytest
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_local.stack import LocalStack
-from agentic_runtime.background_queue import WAKE_SUBJECT, tenant_subject, turns_per_subject
+from agentic_runtime.nats.background_queue import WAKE_SUBJECT, tenant_subject, turns_per_subject
 from openai import OpenAI
 
 from tests.support.fake_upstream import Delay, Text

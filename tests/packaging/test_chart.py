@@ -9,7 +9,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from agentic_runtime.tool_protocol import TOOLS_STREAM, durable_name
+from agentic_runtime.tools.protocol import TOOLS_STREAM, durable_name
 
 from tests.packaging.support import (
     BY_COMPONENT,
@@ -652,7 +652,7 @@ def test_prometheus_rule_alerts_on_errors_latency_tool_lag_and_persist_failures_
     import agentic_executor.metrics  # noqa: F401 - registers the metrics
     import agentic_gateway.metrics  # noqa: F401
     import agentic_llm_d.metrics  # noqa: F401
-    import agentic_runtime.tool_consumer  # noqa: F401
+    import agentic_runtime.tools.consumer  # noqa: F401
     import prometheus_client
 
     (rule,) = of_kind(rendered_preset("production"), "PrometheusRule").values()

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
-from agentic_runtime import background_queue
-from agentic_runtime.nats import BACKGROUND_STREAM, RESPONSES_STREAM, TOOL_DEFINITIONS_BUCKET, inbox_prefix
-from agentic_runtime.tool_protocol import TOOL_RESULTS_BUCKET, TOOLS_STREAM_NAME, durable_name, subject_for
+from agentic_runtime.nats import background_queue
+from agentic_runtime.nats.broker import BACKGROUND_STREAM, RESPONSES_STREAM, TOOL_DEFINITIONS_BUCKET, inbox_prefix
+from agentic_runtime.tools.protocol import TOOL_RESULTS_BUCKET, TOOLS_STREAM_NAME, durable_name, subject_for
 
 from tests.packaging.support import (
     BY_COMPONENT,
@@ -35,7 +35,7 @@ from tests.packaging.support import (
 AUTH_SECRET = f"{RELEASE}-nats-agentic-auth"
 EVERY_NATS_CLIENT = {"llmD": {"enabled": True}, "gateway": {"quotas": {"concurrentTurns": 4}},
                      "toolRunner": {"toolKinds": ["web_search", "code_interpreter", "operator"]}}
-# What the services connect as (agentic_runtime.nats.connect's name): their reply subjects follow from it.
+# What the services connect as (agentic_runtime.nats.broker.connect's name): their reply subjects follow from it.
 CONNECTION_NAMES = {"executor": "agentic-executor", "gateway": "agentic-gateway", "llm-d": "agentic-llm-d",
                     "mcp-bridge": "agentic-mcp-bridge", "tool-runner": "agentic-tool-runner",
                     "retrieval": "agentic-retrieval"}
@@ -223,7 +223,7 @@ def test_the_permissions_name_the_codes_streams_and_buckets() -> None:
     assert set(BACKGROUND_STREAM.subjects or []) == {"background.turns", "background.turns.*"}
     assert RESPONSES_STREAM.subjects == ["responses.*.events"]
     assert re.search(r'"_INBOX\.agentic-executor\.', (Path(__file__).parents[2] / "libs" / "agentic-runtime" / "src" /
-                                                     "agentic_runtime" / "tool_dispatch.py").read_text())
+                                                     "agentic_runtime" / "tools" / "dispatch.py").read_text())
 
 
 # --- the NetworkPolicy in front of the bundled NATS ----------------------------------------------------------

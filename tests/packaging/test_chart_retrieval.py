@@ -18,7 +18,7 @@ from unittest import mock
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_retrieval.queue import DURABLE, FILES_STREAM, FILES_STREAM_NAME, INGEST_SUBJECT, IngestJob
-from agentic_runtime.tool_protocol import TOOL_RESULTS_BUCKET, TOOLS_STREAM_NAME, durable_name, subject_for
+from agentic_runtime.tools.protocol import TOOL_RESULTS_BUCKET, TOOLS_STREAM_NAME, durable_name, subject_for
 
 from tests.packaging.support import (
     BY_COMPONENT,
@@ -353,9 +353,9 @@ def test_retrieval_s_code_runs_within_its_user_on_a_real_nats_server(tmp_path: P
     from agentic_local.processes import ChildProcess, free_port, tcp_accepts, wait_until
     from agentic_retrieval.consumer import IngestConsumer
     from agentic_retrieval.queue import JetStreamIngestQueue, ensure_files_stream
-    from agentic_runtime import nats
-    from agentic_runtime.tool_consumer import KindConsumer
-    from agentic_runtime.tool_dispatch import ToolDispatcher
+    from agentic_runtime.nats import broker
+    from agentic_runtime.tools.consumer import KindConsumer
+    from agentic_runtime.tools.dispatch import ToolDispatcher
 
     binary = shutil.which("nats-server", path=sysconfig.get_path("scripts")) or shutil.which("nats-server")
     if binary is None:
@@ -372,13 +372,13 @@ def test_retrieval_s_code_runs_within_its_user_on_a_real_nats_server(tmp_path: P
     async def connect(component: str) -> Any:
         login = {"AGENTIC_NATS_USER": f"agentic-{component}", "AGENTIC_NATS_PASSWORD": data[component]}
         with mock.patch.dict("os.environ", login):
-            return await nats.connect(url, name=f"agentic-{component}")
+            return await broker.connect(url, name=f"agentic-{component}")
 
     async def scenario() -> tuple[list[IngestJob], list[ToolCall], ToolResult]:
         retrieval, executor = await connect("retrieval"), await connect("executor")
         try:
             await ensure_files_stream(retrieval)
-            await nats.ensure_tools_stream(retrieval)
+            await broker.ensure_tools_stream(retrieval)
             ingested, recorder = _Ingested(), _Recorder()
             ingest = IngestConsumer(retrieval, ingested, concurrency=1, ack_wait=5.0, max_attempts=2)  # type: ignore[arg-type]
             tools = KindConsumer(retrieval, recorder, concurrency=1, ack_wait=5.0, max_deliveries=2, backoff=[],

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from agentic_core.tools.protocol import ToolCall
 from agentic_local.infra import EmbeddedNats
-from agentic_runtime import nats
-from agentic_runtime.tool_consumer import KindConsumer
-from agentic_runtime.tool_dispatch import DispatchMetrics, ToolDispatcher
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.consumer import KindConsumer
+from agentic_runtime.tools.dispatch import DispatchMetrics, ToolDispatcher
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from tests.tools.test_dispatch import CountingTool
@@ -48,8 +48,8 @@ class Wiring:
 
 @pytest.fixture()
 async def wiring(server: EmbeddedNats) -> AsyncIterator[Wiring]:
-    client = await nats.connect(server.url, name="test")
-    await nats.ensure_streams(client)
+    client = await broker.connect(server.url, name="test")
+    await broker.ensure_streams(client)
     registry = CollectorRegistry()
     metrics = DispatchMetrics(
         Counter("calls", "", ["kind", "status"], registry=registry), Histogram("seconds", "", ["kind"], registry=registry),

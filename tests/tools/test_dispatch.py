@@ -9,9 +9,10 @@ import time
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_local.infra import EmbeddedNats
-from agentic_runtime import nats, tool_protocol
-from agentic_runtime.tool_consumer import KindConsumer
-from agentic_runtime.tool_dispatch import DispatchMetrics, ToolDispatcher
+from agentic_runtime.nats import broker
+from agentic_runtime.tools import protocol
+from agentic_runtime.tools.consumer import KindConsumer
+from agentic_runtime.tools.dispatch import DispatchMetrics, ToolDispatcher
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 
@@ -43,8 +44,8 @@ class CountingTool:
 
 @pytest.fixture()
 async def client(infra):
-    connection = await nats.connect(infra["nats_url"], name="test")
-    await nats.ensure_streams(connection)
+    connection = await broker.connect(infra["nats_url"], name="test")
+    await broker.ensure_streams(connection)
     yield connection
     await connection.drain()
 
@@ -127,9 +128,9 @@ async def test_a_runner_dying_mid_call_hands_it_to_another_and_it_finishes_once(
 
 async def test_a_redelivered_finished_call_is_answered_without_running_again(client, kind) -> None:
     tool = CountingTool(kind)
-    results = await nats.ensure_key_value(client, tool_protocol.TOOL_RESULTS_BUCKET, tool_protocol.TOOL_RESULTS_TTL_SECONDS)
+    results = await broker.ensure_key_value(client, protocol.TOOL_RESULTS_BUCKET, protocol.TOOL_RESULTS_TTL_SECONDS)
     call = _call(kind)
-    await results.put(tool_protocol.result_key(call.call_id), ToolResult.ok(call.call_id, "from before").to_json())
+    await results.put(protocol.result_key(call.call_id), ToolResult.ok(call.call_id, "from before").to_json())
     consumer = _consumer(client, tool)
     await consumer.start()
     dispatcher = ToolDispatcher(client)
@@ -199,11 +200,11 @@ async def test_any_call_id_gets_its_result_once_and_is_acknowledged(client, kind
         ]
         await asyncio.sleep(2.5)  # past two ack waits: an unacknowledged call would have been redelivered by now
         assert sorted(tool.started) == sorted(tool.finished) == sorted(call.call_id for call in calls)
-        info = await client.jetstream().consumer_info(tool_protocol.TOOLS_STREAM.name, consumer.durable)
+        info = await client.jetstream().consumer_info(protocol.TOOLS_STREAM.name, consumer.durable)
         assert (info.num_pending, info.num_ack_pending, info.num_redelivered) == (0, 0, 0)
-        stored = await nats.ensure_key_value(client, tool_protocol.TOOL_RESULTS_BUCKET)
+        stored = await broker.ensure_key_value(client, protocol.TOOL_RESULTS_BUCKET)
         for call in calls:
-            entry = await stored.get(tool_protocol.result_key(call.call_id))
+            entry = await stored.get(protocol.result_key(call.call_id))
             assert entry.value is not None and ToolResult.from_json(entry.value).call_id == call.call_id
     finally:
         await dispatcher.close()
@@ -213,9 +214,9 @@ async def test_any_call_id_gets_its_result_once_and_is_acknowledged(client, kind
 async def test_a_broker_that_stops_answering_makes_an_error_result_not_a_failed_turn(tmp_path) -> None:
     # A server of its own: stopping the shared one would fail every other test.
     server = EmbeddedNats(tmp_path, tmp_path)
-    connection = await nats.connect(server.start(), name="test-broker-gone")
+    connection = await broker.connect(server.start(), name="test-broker-gone")
     try:
-        await nats.ensure_streams(connection)
+        await broker.ensure_streams(connection)
         dispatcher = ToolDispatcher(connection)
         await dispatcher.start()
         server.stop()  # the runner lookup (a JetStream request) now times out

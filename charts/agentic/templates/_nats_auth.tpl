@@ -1,12 +1,12 @@
 {{/*
 NATS users (values `natsAuth`, docs/security.md): each service that connects to NATS is its own user, allowed to
-publish and subscribe only on the subjects its code uses. The subjects are those of agentic_runtime.nats,
-tool_protocol.py, tool_consumer.py, tool_dispatch.py and the services (a test reads them from the code's names):
+publish and subscribe only on the subjects its code uses. The subjects are those of agentic_runtime.nats.broker,
+agentic_runtime.tools (protocol, consumer, dispatch) and the services (a test reads them from the code's names):
   streams TOOLS (tools.exec.<kind>), BACKGROUND (background.turns.<tenant>), RESPONSES (responses.<id>.events),
   FILES (files.ingest, retrieval's own: agentic_retrieval.queue),
   core subjects responses.<id>.cancel, background.wake and the tool results' inboxes _INBOX.agentic-executor.<id>.<id>,
   KV buckets TOOL_RESULTS, TOOL_DEFINITIONS, WEB_SEARCH_CACHE, GATEWAY_QUOTAS,
-  and each service's own reply subjects _INBOX.<component>.> (agentic_runtime.nats.inbox_prefix).
+  and each service's own reply subjects _INBOX.<component>.> (agentic_runtime.nats.broker.inbox_prefix).
 */}}
 
 {{/* "true" when the services authenticate as the chart's NATS users. Args: root. */}}

@@ -46,7 +46,7 @@ spec:
 
 {{/*
 The durable JetStream consumer that serves a tool kind: `mcp-bridge` for `mcp`, `retrieval-file-search` for
-`file_search`, else `tool-runner-<kind>`. The same rule as agentic_runtime.tool_protocol.durable_name;
+`file_search`, else `tool-runner-<kind>`. The same rule as agentic_runtime.tools.protocol.durable_name;
 tests/packaging holds the two equal.
 */}}
 {{- define "agentic.durableName" -}}

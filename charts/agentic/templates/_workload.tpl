@@ -192,7 +192,7 @@ spec:
 
 {{/*
 The headless Service of a gRPC service: its DNS name answers with one address per ready pod, so that each
-client spreads its calls over every pod (round_robin in agentic_runtime.grpc_client) instead of sending them all
+client spreads its calls over every pod (round_robin in agentic_runtime.grpc.client) instead of sending them all
 down one connection to one pod, as a ClusterIP would. A separate object: a Service's clusterIP cannot change
 on upgrade. Only the gRPC port; the labelled ClusterIP Service keeps the metrics port for scraping.
 */}}

@@ -10,7 +10,7 @@ from agentic_gateway.app import ERROR_SHAPES
 from agentic_gateway.auth.authenticator import Authenticator
 from agentic_gateway.context import AdminPrincipal
 from agentic_gateway.settings import GatewaySettings
-from agentic_runtime.http_errors import install_error_handlers
+from agentic_runtime.http.errors import install_error_handlers
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 

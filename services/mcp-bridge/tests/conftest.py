@@ -12,7 +12,7 @@ from agentic.v1 import mcp_bridge_pb2_grpc
 from agentic_mcp_bridge.bridge import McpBridge
 from agentic_mcp_bridge.servicer import SERVICE_NAME, McpBridgeServicer
 from agentic_mcp_bridge.settings import McpBridgeSettings
-from agentic_runtime.grpc_server import GrpcService, insecure_channel
+from agentic_runtime.grpc.server import GrpcService, insecure_channel
 
 from tests.support.fake_mcp_server import FakeMcpProcess
 

@@ -15,17 +15,17 @@ import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_mcp_bridge.calls import McpCallHandler
 from agentic_mcp_bridge.consumer import McpConsumer
-from agentic_runtime import nats
-from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_runtime.tool_protocol import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, durable_name, result_key
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.dispatch import ToolDispatcher
+from agentic_runtime.tools.protocol import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, durable_name, result_key
 
 from tests.support.fake_mcp_server import DEFAULT_TOKEN
 
 
 @pytest.fixture()
 async def client(infra):
-    connection = await nats.connect(infra["nats_url"], name="test-mcp-bridge")
-    await nats.ensure_streams(connection)
+    connection = await broker.connect(infra["nats_url"], name="test-mcp-bridge")
+    await broker.ensure_streams(connection)
     yield connection
     await connection.drain()
 
@@ -111,7 +111,7 @@ async def test_a_call_past_its_deadline_is_not_run(calls, fake_mcp) -> None:
 
 async def test_a_redelivered_finished_call_is_answered_from_the_stored_result(calls, client, fake_mcp) -> None:
     call_id = f"resp_t/{secrets.token_hex(6)}"
-    results = await nats.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+    results = await broker.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
     await results.put(result_key(call_id), ToolResult.ok(call_id, "from before", output="from before").to_json())
     result = await calls("echo", {"text": "again"}, call_id=call_id)
     assert result.content == "from before"
@@ -121,6 +121,6 @@ async def test_a_redelivered_finished_call_is_answered_from_the_stored_result(ca
 async def test_a_call_is_run_once_and_its_result_stored(calls, client, fake_mcp) -> None:
     call_id = f"resp_t/{secrets.token_hex(6)}"
     assert (await calls("echo", {"text": "once"}, call_id=call_id)).content == "once"
-    results = await nats.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
+    results = await broker.ensure_key_value(client, TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS)
     assert ToolResult.from_json((await results.get(result_key(call_id))).value).content == "once"
     assert fake_mcp.stats()["calls"] == {"echo": 1}

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from agentic.v1 import common_pb2, mcp_bridge_pb2
 from agentic_local.processes import free_port
-from agentic_runtime.grpc_errors import error_from_rpc
+from agentic_runtime.grpc.errors import error_from_rpc
 
 from tests.support.fake_mcp_server import DEFAULT_TOKEN as TOKEN
 from tests.support.fake_mcp_server import FakeMcpProcess

@@ -15,10 +15,10 @@ from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.tools.protocol import ToolCall
 from agentic_local.processes import free_port
 from agentic_mcp_bridge.consumer import DURABLE
-from agentic_runtime import nats
-from agentic_runtime.grpc_server import insecure_channel, is_serving
-from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_runtime.tool_protocol import TOOLS_STREAM
+from agentic_runtime.grpc.server import insecure_channel, is_serving
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.dispatch import ToolDispatcher
+from agentic_runtime.tools.protocol import TOOLS_STREAM
 from nats.js.errors import NotFoundError
 
 from tests.support.fake_mcp_server import ROOT
@@ -48,7 +48,7 @@ async def bridge_process(infra, fake_mcp):
     if process.poll() is None:
         process.kill()
         process.wait()
-    client = await nats.connect(infra["nats_url"], name="test-cleanup")
+    client = await broker.connect(infra["nats_url"], name="test-cleanup")
     try:
         await client.jetstream().delete_consumer(TOOLS_STREAM.name, DURABLE)
     except NotFoundError:
@@ -65,7 +65,7 @@ async def test_the_bridge_process_lists_calls_and_drains_on_sigterm(bridge_proce
     )
     assert [tool.name for tool in (await stub.ListTools(request, timeout=15)).tools] == ["slow"]
 
-    client = await nats.connect(infra["nats_url"], name="test-executor")
+    client = await broker.connect(infra["nats_url"], name="test-executor")
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     try:

@@ -1,4 +1,4 @@
-"""The audit recorder (agentic_runtime.audit_recorder) against the state service's Audit servicer on a real
+"""The audit recorder (agentic_runtime.state.audit) against the state service's Audit servicer on a real
 PostgreSQL: batches bounded in bytes, a batch the state service refuses split until the record at fault is found
 and only that one given up (never retried forever), a full buffer dropping visibly, and a record PostgreSQL
 could not hold made storable."""
@@ -15,9 +15,9 @@ import orjson
 import pytest
 from agentic.v1 import audit_pb2, audit_pb2_grpc, common_pb2
 from agentic_core.errors import AgenticError
-from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.grpc.server import GrpcService
+from agentic_runtime.state.audit import AuditBounds, AuditRecorder
 from agentic_state.audit import AuditServicer, AuditStore
 from prometheus_client import REGISTRY
 
@@ -131,7 +131,7 @@ async def test_a_full_buffer_drops_new_records_counted_and_warned_once_a_minute(
     peer = Peer("state", "127.0.0.1:9", 2.0)
     recorder, caller = AuditRecorder(peer, AuditBounds(max_pending_records=3)), principal()
     before = dropped("buffer_full")
-    with caplog.at_level(logging.WARNING, logger="agentic_runtime.audit_recorder"):
+    with caplog.at_level(logging.WARNING, logger="agentic_runtime.state.audit"):
         for index in range(10):
             recorder.record("api.request", caller, {"n": index})
     assert [orjson.loads(record.details)["n"] for record in recorder._pending] == [0, 1, 2]

@@ -12,7 +12,7 @@ from typing import Any
 import nats
 import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
-from agentic_runtime.nats import ensure_key_value
+from agentic_runtime.nats.broker import ensure_key_value
 from agentic_tool_runner.search.base import SearchRequest
 from agentic_tool_runner.search.cache import SearchCache, cache_key
 from agentic_tool_runner.settings import ToolRunnerSettings

@@ -14,7 +14,7 @@ import logging
 
 from agentic.v1 import common_pb2
 from agentic_core.errors import AgenticError
-from agentic_runtime.state_client import StateClient
+from agentic_runtime.state.client import StateClient
 
 log = logging.getLogger(__name__)
 _BEATS_PER_LEASE = 3  # two renewals may fail (state restarting) before the lease runs out

@@ -1,6 +1,6 @@
 """Taking queued background turns fairly between tenants, on any number of executors.
 
-Each tenant's turns wait on its own subject of the `BACKGROUND` work queue (agentic_runtime/background_queue.py),
+Each tenant's turns wait on its own subject of the `BACKGROUND` work queue (agentic_runtime/nats/background_queue.py),
 taken through its own durable pull consumer (a lane). An executor with a free slot works in rounds: it lists the
 lanes that hold messages, then asks each lane in turn, least recently served first, for one turn (a pull that
 answers at once, with a turn or with none). So a tenant's first turn waits for at most one turn of every other
@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable
 
 import orjson
-from agentic_runtime.background_queue import STREAM, WAKE_SUBJECT, lane_durable, tenant_subject, turns_per_subject
+from agentic_runtime.nats.background_queue import STREAM, WAKE_SUBJECT, lane_durable, tenant_subject, turns_per_subject
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription

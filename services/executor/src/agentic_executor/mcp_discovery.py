@@ -9,7 +9,7 @@ import orjson
 from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.errors import InvalidRequest
 from agentic_core.tools.mcp import McpDeclaration, McpServerTools, parse_declaration
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 
 
 class McpDiscovery:

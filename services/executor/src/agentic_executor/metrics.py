@@ -1,6 +1,6 @@
 """Prometheus metrics of the executor."""
 
-from agentic_runtime.tool_dispatch import DispatchMetrics
+from agentic_runtime.tools.dispatch import DispatchMetrics
 from prometheus_client import Counter, Histogram
 
 TURNS = Counter("agentic_executor_turns_total", "Responses turns by final status.", ["status"])

@@ -14,7 +14,7 @@ import time
 
 from agentic.v1 import state_pb2
 from agentic_core.errors import AgenticError
-from agentic_runtime.state_client import StateClient
+from agentic_runtime.state.client import StateClient
 
 log = logging.getLogger(__name__)
 _UNKNOWN_OUTCOME = (503, 504)  # unreachable or too slow: the write may or may not have happened

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agentic_core.errors import InvalidRequest
-from agentic_runtime.nats import RESPONSES_STREAM
+from agentic_runtime.nats.broker import RESPONSES_STREAM
 from nats.aio.client import Client
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from agentic.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound
 from agentic_core.tools import file_search
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 
 
 @dataclass(frozen=True, slots=True)

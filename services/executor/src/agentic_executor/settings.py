@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agentic_runtime.audit_recorder import AuditSettings
 from agentic_runtime.settings import CredentialKeySettings, UpstreamSettings, check_secret_strength, fixed_env
+from agentic_runtime.state.audit import AuditSettings
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 

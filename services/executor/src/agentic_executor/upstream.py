@@ -32,7 +32,7 @@ from agentic_core.responses.stream import UPSTREAM_LIFECYCLE_EVENTS
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
-from agentic_runtime.upstream_http import UpstreamHttp, read_bounded
+from agentic_runtime.http.upstream import UpstreamHttp, read_bounded
 
 from agentic_executor.settings import ExecutorSettings
 

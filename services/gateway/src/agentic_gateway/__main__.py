@@ -2,7 +2,7 @@
 
 import sys
 
-from agentic_runtime.http_service import HttpTimeouts, WebSocketOptions, run_uvicorn
+from agentic_runtime.http.service import HttpTimeouts, WebSocketOptions, run_uvicorn
 from agentic_runtime.logs import configure_logging
 from agentic_runtime.metrics import serve_metrics
 

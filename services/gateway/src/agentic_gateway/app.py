@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
-from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, LongLivedConnections, add_probe_routes
-from agentic_runtime.openapi import serve_document
-from agentic_runtime.upstream_http import UpstreamHttp, build_router
+from agentic_runtime.http.errors import ErrorShapes, install_error_handlers
+from agentic_runtime.http.openapi import serve_document
+from agentic_runtime.http.service import NO_FRAMEWORK_TELEMETRY, LongLivedConnections, add_probe_routes
+from agentic_runtime.http.upstream import UpstreamHttp, build_router
 from fastapi import FastAPI, Request
 
 from agentic_gateway.accounting import audit

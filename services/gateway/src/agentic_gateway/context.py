@@ -7,7 +7,7 @@ from typing import Annotated, cast
 
 from agentic.v1 import common_pb2
 from agentic_core.routing import ModelRouter
-from agentic_runtime.upstream_http import UpstreamHttp
+from agentic_runtime.http.upstream import UpstreamHttp
 from fastapi import Depends, Request
 
 from agentic_gateway.auth.authenticator import Authenticator, PermissionDenied

@@ -1,6 +1,6 @@
 """The gateway's OpenAPI document (`GET /openapi.json`): what the routes read from bodies and query strings, which
 FastAPI cannot see because each route reads its own body (byte for byte, for pass-through). Paths come from the
-routes themselves (agentic_runtime.openapi); tests/e2e/test_schemathesis.py holds the service to this document.
+routes themselves (agentic_runtime.http.openapi); tests/e2e/test_schemathesis.py holds the service to this document.
 
 The WebSocket mode of `/v1/responses` is not an OpenAPI operation; see docs/websocket.md."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agentic_core.json_types import Schema
 from agentic_core.responses.json_schema import CREATE_RESPONSE, ID, INPUT, MESSAGE_ITEM, METADATA, TAGGED
-from agentic_runtime.openapi import build_document, json_body, query
+from agentic_runtime.http.openapi import build_document, json_body, query
 from fastapi import FastAPI
 
 VERSION = "1"

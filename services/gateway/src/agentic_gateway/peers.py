@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentic.v1 import executor_pb2_grpc, retrieval_pb2_grpc, state_pb2_grpc
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 
 from agentic_gateway.settings import GatewaySettings
 

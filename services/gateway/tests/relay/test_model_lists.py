@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import pytest
 from agentic_core.routing import ModelRoute
 from agentic_gateway.relay.model_lists import ModelLists
+from agentic_runtime.http.upstream import UpstreamHttp
 from agentic_runtime.settings import UpstreamSettings
-from agentic_runtime.upstream_http import UpstreamHttp
 from aiohttp import web
 
 SMOL = {"id": "smollm2", "object": "model", "max_model_len": 4096}

@@ -2,7 +2,7 @@
 
 import sys
 
-from agentic_runtime.http_service import HttpTimeouts, run_uvicorn
+from agentic_runtime.http.service import HttpTimeouts, run_uvicorn
 from agentic_runtime.logs import configure_logging
 from pydantic import ValidationError
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from agentic_runtime import nats
-from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
 from agentic_runtime.credential_seal import CredentialSeal
-from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
-from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
-from agentic_runtime.openapi import serve_document
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.state_client import StateClient
-from agentic_runtime.tool_dispatch import ToolDispatcher
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.http.errors import ErrorShapes, install_error_handlers
+from agentic_runtime.http.openapi import serve_document
+from agentic_runtime.http.service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
+from agentic_runtime.nats import broker
+from agentic_runtime.state.audit import AuditBounds, AuditRecorder
+from agentic_runtime.state.client import StateClient
+from agentic_runtime.state.usage import UsageRecorder
+from agentic_runtime.tools.dispatch import ToolDispatcher
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 from fastapi import FastAPI
 
 from agentic_llm_d.auth import WorkloadAuth
@@ -31,7 +31,7 @@ def create_app(settings: LlmDSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = StateClient(settings.state_address, settings.state_timeout_seconds)
-        connection = await nats.connect(settings.nats_url, name="agentic-llm-d")  # TLS and credentials included
+        connection = await broker.connect(settings.nats_url, name="agentic-llm-d")  # TLS and credentials included
         sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
         catalog = OperatorToolCatalog(connection)
         dispatcher = ToolDispatcher(connection, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))

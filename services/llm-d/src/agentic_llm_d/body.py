@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentic_core.errors import PayloadTooLarge
-from agentic_runtime.http_service import read_body as _read_body
+from agentic_runtime.http.service import read_body as _read_body
 from fastapi import Request
 
 

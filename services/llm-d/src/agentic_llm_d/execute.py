@@ -15,9 +15,9 @@ from agentic_core.split.context import SplitContext, context_rejected
 from agentic_core.tools.public_items import GatewayCallView, function_call_output
 from agentic_core.tools.registry import ToolRegistry, build_registry, model_tool_choice
 from agentic_core.usage.turn_usage import TurnUsage, usage_of
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.tool_dispatch import CallBudget, ToolDispatcher, run_gateway_calls
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.state.usage import UsageRecorder
+from agentic_runtime.tools.dispatch import CallBudget, ToolDispatcher, run_gateway_calls
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 
 from agentic_llm_d.auth import split_principal
 from agentic_llm_d.sealing import ContextSealer

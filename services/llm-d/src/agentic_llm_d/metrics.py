@@ -1,6 +1,6 @@
 """Prometheus metrics of the llm-d backend."""
 
-from agentic_runtime.tool_dispatch import DispatchMetrics
+from agentic_runtime.tools.dispatch import DispatchMetrics
 from prometheus_client import Counter, Histogram
 
 REQUESTS = Counter("agentic_llm_d_requests_total", "hydrate and persist calls by route and HTTP status.", ["route", "status"])

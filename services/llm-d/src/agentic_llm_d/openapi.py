@@ -1,11 +1,11 @@
 """llm-d's OpenAPI document (`GET /openapi.json`): the three steps' bodies and headers, which FastAPI cannot see
-because each route reads its own body. Paths come from the routes themselves (agentic_runtime.openapi)."""
+because each route reads its own body. Paths come from the routes themselves (agentic_runtime.http.openapi)."""
 
 from __future__ import annotations
 
 from agentic_core.json_types import Schema
 from agentic_core.responses.json_schema import CREATE_RESPONSE
-from agentic_runtime.openapi import build_document, header, json_body
+from agentic_runtime.http.openapi import build_document, header, json_body
 from fastapi import FastAPI
 
 from agentic_llm_d.auth import WORKLOAD_TOKEN_HEADER

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Annotated, cast
 
 from agentic_core.errors import AgenticError
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.state_client import StateClient
-from agentic_runtime.tool_dispatch import ToolDispatcher
+from agentic_runtime.state.client import StateClient
+from agentic_runtime.tools.dispatch import ToolDispatcher
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from nats.aio.client import Client as NatsClient

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentic_runtime.audit_recorder import AuditSettings
 from agentic_runtime.settings import CredentialKeySettings, HttpServiceSettings, check_secret_strength, fixed_env
+from agentic_runtime.state.audit import AuditSettings
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 

@@ -28,10 +28,10 @@ from agentic_core.split.features import ensure_splittable_items, ensure_splittab
 from agentic_core.split.outcome import UNSTORED_STATUSES, check_call_ids, check_item_ids_against_input, outcome_from_response
 from agentic_core.split.sse_lifecycle import outcome_from_sse
 from agentic_core.usage.turn_usage import usage_of
-from agentic_runtime.audit_recorder import AuditRecorder
-from agentic_runtime.operator_tools import OperatorToolCatalog
-from agentic_runtime.state_client import StateClient
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.state.audit import AuditRecorder
+from agentic_runtime.state.client import StateClient
+from agentic_runtime.state.usage import UsageRecorder
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 
 from agentic_llm_d.auth import split_principal
 from agentic_llm_d.body import too_large

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_runtime.tool_consumer import KindConsumer, ToolHandler
-from agentic_runtime.tool_protocol import durable_name
+from agentic_runtime.tools.consumer import KindConsumer, ToolHandler
+from agentic_runtime.tools.protocol import durable_name
 from nats.aio.client import Client
 
 DURABLE = durable_name("mcp")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from agentic_runtime import lifecycle, nats
+from agentic_runtime import lifecycle
 from agentic_runtime.credential_seal import CredentialSeal
-from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime.grpc.server import GrpcService
 from agentic_runtime.metrics import serve_metrics
+from agentic_runtime.nats import broker
 from nats.aio.client import Client
 
 from agentic_mcp_bridge.bridge import McpBridge
@@ -35,8 +36,8 @@ async def serve(settings: McpBridgeSettings) -> None:
     stop = lifecycle.shutdown_event()
     bridge = McpBridge(settings)
     bridge.start()
-    nats_client = await nats.connect(settings.nats_url, name="agentic-mcp-bridge")
-    await nats.ensure_tools_stream(nats_client)
+    nats_client = await broker.connect(settings.nats_url, name="agentic-mcp-bridge")
+    await broker.ensure_tools_stream(nats_client)
     consumer = build_consumer(nats_client, bridge, settings)
     service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)

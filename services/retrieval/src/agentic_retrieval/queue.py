@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 import orjson
-from agentic_runtime.nats import retrying
+from agentic_runtime.nats.broker import retrying
 from nats.aio.client import Client
 from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError

@@ -9,10 +9,11 @@ import logging
 
 import asyncpg
 from agentic.v1 import retrieval_pb2_grpc
-from agentic_runtime import lifecycle, nats
-from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime import lifecycle
+from agentic_runtime.grpc.server import GrpcService
 from agentic_runtime.metrics import serve_metrics
-from agentic_runtime.tool_consumer import KindConsumer
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.consumer import KindConsumer
 
 from agentic_retrieval.chunking import load_tokenizer
 from agentic_retrieval.consumer import IngestConsumer
@@ -89,9 +90,9 @@ async def serve(settings: RetrievalSettings) -> None:
         log.warning("PostgreSQL has no pgvector extension: vector stores are searched by keywords only")
     elif not embedder.enabled:
         log.info("no embeddings server (AGENTIC_EMBEDDINGS_URL): vector stores are searched by keywords only")
-    nats_client = await nats.connect(settings.nats_url, name="agentic-retrieval")
+    nats_client = await broker.connect(settings.nats_url, name="agentic-retrieval")
     await ensure_files_stream(nats_client)
-    await nats.ensure_tools_stream(nats_client)
+    await broker.ensure_tools_stream(nats_client)
     queue = JetStreamIngestQueue(nats_client)
     storage = PostgresFileStorage(pool, settings.storage_part_bytes)
     stores = VectorStores(pool, queue)

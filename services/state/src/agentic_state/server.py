@@ -8,7 +8,7 @@ import logging
 import asyncpg
 from agentic.v1 import audit_pb2, audit_pb2_grpc, state_pb2, state_pb2_grpc, usage_pb2, usage_pb2_grpc
 from agentic_runtime import lifecycle
-from agentic_runtime.grpc_server import GrpcService
+from agentic_runtime.grpc.server import GrpcService
 from agentic_runtime.metrics import serve_metrics
 
 from agentic_state.audit import AuditServicer, AuditStore

@@ -1,6 +1,6 @@
 """`python -m agentic_tool_runner`: run the tool runner until SIGTERM."""
 
-from agentic_runtime.http_service import run_uvicorn
+from agentic_runtime.http.service import run_uvicorn
 from agentic_runtime.logs import configure_logging
 
 from agentic_tool_runner.app import create_app

@@ -9,9 +9,9 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, cast
 
 import orjson
-from agentic_runtime import nats
-from agentic_runtime.http_service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
-from agentic_runtime.tool_consumer import KindConsumer
+from agentic_runtime.http.service import NO_FRAMEWORK_TELEMETRY, add_probe_routes
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.consumer import KindConsumer
 from fastapi import FastAPI
 from nats.aio.client import Client
 
@@ -34,7 +34,7 @@ def _backoff(settings: ToolRunnerSettings) -> list[float]:
 async def attach_search_cache(client: Client, handlers: list[ToolHandler], settings: ToolRunnerSettings) -> None:
     for handler in handlers:
         if isinstance(handler, WebSearchTool) and settings.web_search_cache_seconds > 0:
-            bucket = await nats.ensure_key_value(client, WEB_SEARCH_CACHE_BUCKET, settings.web_search_cache_seconds)
+            bucket = await broker.ensure_key_value(client, WEB_SEARCH_CACHE_BUCKET, settings.web_search_cache_seconds)
             handler.cache = SearchCache(bucket)
 
 
@@ -42,7 +42,7 @@ async def publish_operator_tools(client: Client, handlers: list[ToolHandler]) ->
     """Executors learn the operator tools' schemas from here (the runner is where they are installed)."""
     for handler in handlers:
         if handler.kind == "operator":
-            bucket = await nats.ensure_key_value(client, nats.TOOL_DEFINITIONS_BUCKET)
+            bucket = await broker.ensure_key_value(client, broker.TOOL_DEFINITIONS_BUCKET)
             for definition in cast("OperatorTools", handler).definitions():  # the kind's handler (handlers.HANDLERS)
                 await bucket.put(definition["name"], orjson.dumps(definition))
 
@@ -50,8 +50,8 @@ async def publish_operator_tools(client: Client, handlers: list[ToolHandler]) ->
 def create_app(settings: ToolRunnerSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = await nats.connect(settings.nats_url, name="agentic-tool-runner")
-        await nats.ensure_tools_stream(client)
+        client = await broker.connect(settings.nats_url, name="agentic-tool-runner")
+        await broker.ensure_tools_stream(client)
         handlers = build_handlers(settings)
         await publish_operator_tools(client, handlers)
         await attach_search_cache(client, handlers, settings)

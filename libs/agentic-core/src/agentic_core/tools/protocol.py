@@ -3,7 +3,7 @@
 The executor publishes a `ToolCall`; a runner answers on the message's reply
 subject with a `ToolResult`. Both are JSON. A call carries its deadline: a
 runner that receives it too late drops it without running it. The names on
-the wire (stream, subjects, headers, consumers, keys) are agentic_runtime.tool_protocol's.
+the wire (stream, subjects, headers, consumers, keys) are agentic_runtime.tools.protocol's.
 """
 
 from __future__ import annotations

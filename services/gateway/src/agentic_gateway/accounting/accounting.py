@@ -14,10 +14,10 @@ import yaml
 from agentic.v1 import usage_pb2_grpc
 from agentic_core.usage.prices import PriceTable, parse_prices
 from agentic_core.usage.quotas import QuotaLimits, TenantQuotas, parse_overrides
-from agentic_runtime import nats as agentic_nats
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.usage_metrics import UsageMetrics
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.nats import broker
+from agentic_runtime.state.usage import UsageRecorder
+from agentic_runtime.state.usage_metrics import UsageMetrics
 from fastapi import Depends, FastAPI
 from nats.aio.client import Client
 
@@ -72,7 +72,7 @@ class Accounting:
         sockets = OpenSockets(limits, SharedCounts(None))
         accounting = cls(UsageRecorder(state, metrics), usage_pb2_grpc.UsageStub(state.channel), state, prices, sockets)
         if limits:
-            accounting.nats = await agentic_nats.connect(settings.nats_url, "agentic-gateway")
+            accounting.nats = await broker.connect(settings.nats_url, "agentic-gateway")
             if limits.counts_tokens:
                 accounting.tokens = TokensToday(state, settings.quota_sync_seconds)
                 accounting.tokens.start()

@@ -15,7 +15,7 @@ import orjson
 from agentic.v1 import audit_pb2, audit_pb2_grpc, common_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import is_identifier
-from agentic_runtime.audit_recorder import AuditBounds, AuditRecorder
+from agentic_runtime.state.audit import AuditBounds, AuditRecorder
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send

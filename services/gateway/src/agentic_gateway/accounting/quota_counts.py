@@ -8,7 +8,7 @@ pass a limit by at most one per replica. A replica that dies stops refreshing it
 after `STALE_SECONDS`. With NATS unreachable each replica goes on with what it knows (its own counts).
 
 Background turns are counted where they wait and run: `BackgroundHolds` reads each tenant's messages on the
-executors' `BACKGROUND` work queue (agentic_runtime/background_queue.py) every `BACKGROUND_SYNC_SECONDS`."""
+executors' `BACKGROUND` work queue (agentic_runtime/nats/background_queue.py) every `BACKGROUND_SYNC_SECONDS`."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import time
 import uuid
 from collections.abc import Callable
 
-from agentic_runtime import nats as agentic_nats
-from agentic_runtime.background_queue import turns_per_subject, turns_per_tenant
+from agentic_runtime.nats import broker
+from agentic_runtime.nats.background_queue import turns_per_subject, turns_per_tenant
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
@@ -46,7 +46,7 @@ class SharedCounts:
 
     @classmethod
     async def connect(cls, client: Client) -> SharedCounts:
-        kv = await agentic_nats.ensure_key_value(client, BUCKET, ttl_seconds=STALE_SECONDS, in_memory=True)
+        kv = await broker.ensure_key_value(client, BUCKET, ttl_seconds=STALE_SECONDS, in_memory=True)
         counts = cls(kv)
         watcher = await kv.watchall()
         loop = asyncio.get_running_loop()

@@ -22,7 +22,7 @@ from typing import Any
 from agentic.v1 import usage_pb2, usage_pb2_grpc
 from agentic_core.errors import AgenticError, RateLimited
 from agentic_core.usage.quotas import DAY, MINUTE, QuotaLimits, TenantQuotas, rate_headers, reset_duration, tenant_token
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 from fastapi import Request, WebSocket
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 

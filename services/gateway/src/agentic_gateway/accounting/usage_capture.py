@@ -10,7 +10,7 @@ from typing import Any
 from agentic.v1 import common_pb2
 from agentic_core.usage.turn_usage import first_usage_object, last_usage_object, merged_stream_usage, usage_of
 from agentic_runtime.logs import PRINCIPAL
-from agentic_runtime.usage_recorder import UsageRecorder
+from agentic_runtime.state.usage import UsageRecorder
 
 HEAD_BYTES = 8 * 1024
 TAIL_BYTES = 16 * 1024  # the terminal event's usage sits near its end; a usage object is a few hundred bytes

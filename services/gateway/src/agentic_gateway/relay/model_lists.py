@@ -12,7 +12,7 @@ import orjson
 from agentic_core.errors import AgenticError, UpstreamUnavailable
 from agentic_core.model_catalog import Entry
 from agentic_core.routing import ModelRoute
-from agentic_runtime.upstream_http import UpstreamHttp, read_bounded
+from agentic_runtime.http.upstream import UpstreamHttp, read_bounded
 
 log = logging.getLogger(__name__)
 

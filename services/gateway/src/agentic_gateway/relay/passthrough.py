@@ -21,7 +21,7 @@ from agentic_core.responses.reasoning import carries_encrypted_reasoning
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
 from agentic_core.tools.client_tools import CLIENT_CALL_TYPES, CLIENT_OUTPUT_TYPES
-from agentic_runtime.upstream_http import read_bounded, transport_error
+from agentic_runtime.http.upstream import read_bounded, transport_error
 from fastapi import Request
 from fastapi.responses import Response
 

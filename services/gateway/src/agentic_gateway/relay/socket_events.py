@@ -16,7 +16,7 @@ from agentic_core.responses.conformance import RelayedShape
 from agentic_core.responses.pending_calls import check_relayed_call_outputs
 from agentic_core.sse import DONE, SseParser
 from agentic_core.upstream_errors import error_from_upstream
-from agentic_runtime.upstream_http import read_bounded, transport_error
+from agentic_runtime.http.upstream import read_bounded, transport_error
 
 from agentic_gateway.accounting.usage_capture import TERMINAL_EVENTS, UsageTap
 from agentic_gateway.context import Gateway

@@ -15,7 +15,7 @@ import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable
 from agentic_core.sse import frame
-from agentic_runtime.grpc_client import ReplyStream
+from agentic_runtime.grpc.client import ReplyStream
 from agentic_runtime.tracing import context_from, tracer
 from fastapi import Request
 from fastapi.responses import Response

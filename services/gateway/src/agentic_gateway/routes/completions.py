@@ -9,7 +9,7 @@ from typing import Any
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError
 from agentic_core.responses.request import parse_json_object
-from agentic_runtime.http_service import read_body
+from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 

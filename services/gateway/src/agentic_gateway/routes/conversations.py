@@ -10,8 +10,8 @@ from agentic_core.conversations import AppendItemsRequest, CreateConversationReq
 from agentic_core.ids import new_id, optional_id
 from agentic_core.responses.items import normalize_input
 from agentic_core.responses.request import parse_json_object
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.http_service import read_body
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 

@@ -19,7 +19,7 @@ from agentic_core.messages import anthropic_error, count_tokens_reply, fetches_m
 from agentic_core.responses.request import parse_json_object
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import frame
-from agentic_runtime.http_service import read_body
+from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 

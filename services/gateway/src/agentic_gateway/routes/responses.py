@@ -12,7 +12,7 @@ from agentic_core.ids import optional_id
 from agentic_core.responses.conformance import RelayedShape
 from agentic_core.responses.pending_calls import check_relayed_call_outputs
 from agentic_core.responses.request import parse_json_object
-from agentic_runtime.http_service import read_body
+from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentic.v1 import retrieval_pb2_grpc
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 from fastapi import Request
 
 from agentic_gateway.context import gateway_of

@@ -11,7 +11,7 @@ from agentic.v1 import retrieval_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import checked_id, optional_id
 from agentic_core.responses.request import parse_json_object
-from agentic_runtime.http_service import read_body
+from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.datastructures import QueryParams
 from fastapi.responses import Response

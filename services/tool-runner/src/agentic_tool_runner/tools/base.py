@@ -1,5 +1,5 @@
 """The interface every runner tool implements (defined with the consumer in agentic-runtime)."""
 
-from agentic_runtime.tool_consumer import ToolHandler
+from agentic_runtime.tools.consumer import ToolHandler
 
 __all__ = ["ToolHandler"]

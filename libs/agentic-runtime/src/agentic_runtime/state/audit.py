@@ -22,8 +22,8 @@ from prometheus_client import Counter, Gauge
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.periodic_flush import PeriodicFlush
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.state.periodic_flush import PeriodicFlush
 
 log = logging.getLogger(__name__)
 

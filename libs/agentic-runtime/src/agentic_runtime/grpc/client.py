@@ -4,7 +4,7 @@
 
 A peer's calls are spread over every address its name resolves to (`round_robin`): in Kubernetes the name is
 a headless Service (`dns:///<service>-headless.<namespace>.svc.<cluster domain>:<port>`) whose DNS answers with
-one address per ready pod. The servers close connections after a maximum age (`grpc_server.server_options`),
+one address per ready pod. The servers close connections after a maximum age (`server.server_options`),
 which makes the client resolve the name again and connect to pods added since. A plain `host:port` works the
 same way (gRPC's default resolver is DNS), one address or many."""
 
@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 
 import grpc
 
-from agentic_runtime.grpc_errors import error_from_rpc
-from agentic_runtime.grpc_server import CHANNEL_OPTIONS, is_serving
+from agentic_runtime.grpc.errors import error_from_rpc
+from agentic_runtime.grpc.server import CHANNEL_OPTIONS, is_serving
 from agentic_runtime.tls import channel_credentials, channel_options, transport_security
 from agentic_runtime.tracing import carrier
 

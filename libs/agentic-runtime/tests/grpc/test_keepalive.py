@@ -3,8 +3,8 @@ or not (a server answers faster pings with GOAWAY `too_many_pings` and the conne
 
 from __future__ import annotations
 
-from agentic_runtime.grpc_client import CLIENT_OPTIONS
-from agentic_runtime.grpc_server import CHANNEL_OPTIONS, server_options
+from agentic_runtime.grpc.client import CLIENT_OPTIONS
+from agentic_runtime.grpc.server import CHANNEL_OPTIONS, server_options
 
 
 def test_clients_ping_no_more_often_than_servers_permit_even_without_calls() -> None:

@@ -19,8 +19,8 @@ from fastapi.responses import Response
 from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from agentic_runtime.body_encoding import decode_body, encodings_of
-from agentic_runtime.http_guard import guarded_protocol
+from agentic_runtime.http.body_encoding import decode_body, encodings_of
+from agentic_runtime.http.guard import guarded_protocol
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, bool]]]
 _CUT_SECONDS = 1  # after the drain bound, what still runs gets this long to write its last event

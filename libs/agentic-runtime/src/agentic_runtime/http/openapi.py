@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 
-# The probes (agentic_runtime.http_service.add_probe_routes) answer without credentials.
+# The probes (agentic_runtime.http.service.add_probe_routes) answer without credentials.
 _PROBES: dict[tuple[str, str], Schema] = {("get", path): {"security": []} for path in ("/health", "/ready", "/metrics")}
 
 

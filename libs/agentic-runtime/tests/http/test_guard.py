@@ -1,4 +1,4 @@
-"""Hostile connections against a real uvicorn on loopback with our protocol (http_guard) and read_body: a head that
+"""Hostile connections against a real uvicorn on loopback with our protocol (agentic_runtime.http.guard) and read_body: a head that
 never ends and a body shorter than its Content-Length are answered 408 and closed, a malformed request is a JSON
 400, and a client that leaves mid-upload is an info line, not an error."""
 
@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import orjson
 import pytest
 import uvicorn
-from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
-from agentic_runtime.http_guard import guarded_protocol
-from agentic_runtime.http_service import read_body
+from agentic_runtime.http.errors import ErrorShapes, install_error_handlers
+from agentic_runtime.http.guard import guarded_protocol
+from agentic_runtime.http.service import read_body
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 

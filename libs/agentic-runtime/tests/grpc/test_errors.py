@@ -9,8 +9,8 @@ import orjson
 import pytest
 from agentic.v1 import common_pb2, executor_pb2, executor_pb2_grpc
 from agentic_core.errors import NotFound
-from agentic_runtime.grpc_errors import error_from_rpc
-from agentic_runtime.grpc_server import GrpcService, insecure_channel
+from agentic_runtime.grpc.errors import error_from_rpc
+from agentic_runtime.grpc.server import GrpcService, insecure_channel
 from agentic_runtime.logs import JsonFormatter
 
 

@@ -8,7 +8,7 @@ import time
 from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
 from agentic_core.errors import AgenticError
 
-from agentic_runtime.grpc_client import Peer
+from agentic_runtime.grpc.client import Peer
 
 _LOCK_RETRY_SECONDS = 0.05
 

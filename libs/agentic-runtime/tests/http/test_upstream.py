@@ -8,8 +8,8 @@ import socket
 import pytest
 from agentic_core.errors import UpstreamUnavailable
 from agentic_core.routing import ModelRoute
+from agentic_runtime.http.upstream import UpstreamHttp, build_router
 from agentic_runtime.settings import UpstreamSettings
-from agentic_runtime.upstream_http import UpstreamHttp, build_router
 from aiohttp import web
 
 

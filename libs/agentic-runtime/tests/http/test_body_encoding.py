@@ -8,7 +8,7 @@ import zlib
 import pytest
 import zstandard
 from agentic_core.errors import InvalidRequest, PayloadTooLarge
-from agentic_runtime.body_encoding import UnsupportedEncoding, decode_body, encodings_of
+from agentic_runtime.http.body_encoding import UnsupportedEncoding, decode_body, encodings_of
 
 BODY = b'{"model": "m", "input": "' + b"hello " * 2000 + b'"}'
 

@@ -29,8 +29,8 @@ from nats.js.kv import KeyValue
 from prometheus_client import Counter, Histogram
 
 from agentic_runtime.credential_seal import CredentialSeal
-from agentic_runtime.nats import REQUEST_TIMEOUT_SECONDS, retrying
-from agentic_runtime.tool_protocol import (
+from agentic_runtime.nats.broker import REQUEST_TIMEOUT_SECONDS, retrying
+from agentic_runtime.tools.protocol import (
     MSG_ID_HEADER,
     REPLY_HEADER,
     TOOL_RESULTS_BUCKET,

@@ -12,7 +12,7 @@ from agentic_core.usage.quotas import tenant_token
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
-from agentic_runtime.nats import BACKGROUND_STREAM
+from agentic_runtime.nats.broker import BACKGROUND_STREAM
 
 STREAM = str(BACKGROUND_STREAM.name)
 SUBJECT_PREFIX = "background.turns"

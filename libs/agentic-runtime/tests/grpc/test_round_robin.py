@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 import pytest
-from agentic_runtime import grpc_client
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.grpc_server import DEFAULT_MAX_CONNECTION_AGE_SECONDS, GrpcService, server_options
+from agentic_runtime.grpc import client
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.grpc.server import DEFAULT_MAX_CONNECTION_AGE_SECONDS, GrpcService, server_options
 
 NAME = "executor-headless.agentic.svc.cluster.local"
 HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
@@ -148,8 +148,8 @@ async def test_a_pod_that_goes_away_gets_no_more_calls(dns, pods) -> None:
 
 async def calls_after_a_pod_is_added(dns, pods, monkeypatch, max_connection_age_seconds: float) -> Counter[str]:
     """Two pods serve the name, a third becomes ready; the calls of the next ~2 seconds, by pod."""
-    fast = [o for o in grpc_client.CLIENT_OPTIONS if o[0] != "grpc.dns_min_time_between_resolutions_ms"]
-    monkeypatch.setattr(grpc_client, "CLIENT_OPTIONS", (*fast, ("grpc.dns_min_time_between_resolutions_ms", 100)))
+    fast = [o for o in client.CLIENT_OPTIONS if o[0] != "grpc.dns_min_time_between_resolutions_ms"]
+    monkeypatch.setattr(client, "CLIENT_OPTIONS", (*fast, ("grpc.dns_min_time_between_resolutions_ms", 100)))
     records, dns_port = dns
     records[NAME] = ["127.0.0.1", "127.0.0.2"]
     port, _ = await pods(max_connection_age_seconds=max_connection_age_seconds)

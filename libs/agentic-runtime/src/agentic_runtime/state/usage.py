@@ -12,9 +12,9 @@ from agentic.v1 import common_pb2, usage_pb2, usage_pb2_grpc
 from agentic_core.errors import AgenticError
 from agentic_core.usage.turn_usage import TurnUsage
 
-from agentic_runtime.grpc_client import Peer
-from agentic_runtime.periodic_flush import PeriodicFlush
-from agentic_runtime.usage_metrics import UsageMetrics
+from agentic_runtime.grpc.client import Peer
+from agentic_runtime.state.periodic_flush import PeriodicFlush
+from agentic_runtime.state.usage_metrics import UsageMetrics
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import orjson
 import pytest
 import uvicorn
 from agentic_core.errors import Conflict
-from agentic_runtime.http_errors import ErrorShapes, install_error_handlers
+from agentic_runtime.http.errors import ErrorShapes, install_error_handlers
 from agentic_runtime.logs import JsonFormatter
 from agentic_runtime.tracing import configure_tracing
 from fastapi import FastAPI, Request

@@ -19,7 +19,7 @@ from nats.js.kv import KeyValue
 from agentic_runtime.tls import nats_options
 
 # The tool protocol names its stream; it is created here with the others (and still importable from here).
-from agentic_runtime.tool_protocol import TOOLS_STREAM
+from agentic_runtime.tools.protocol import TOOLS_STREAM
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -75,7 +75,7 @@ TOOL_DEFINITIONS_BUCKET = "TOOL_DEFINITIONS"
 def inbox_prefix(name: str) -> str:
     """The reply subjects of a service's requests (JetStream API answers, pulled messages, watched keys):
     `_INBOX.<service>`, so that a broker that limits each service's subscriptions (the chart's NATS users) gives it
-    only its own answers. Apart from `_INBOX.agentic-executor.`, where tool results come back (tool_dispatch.py)."""
+    only its own answers. Apart from `_INBOX.agentic-executor.`, where tool results come back (tools/dispatch.py)."""
     return "_INBOX." + name.removeprefix("agentic-")
 
 

@@ -7,8 +7,8 @@ import secrets
 
 import orjson
 import pytest
-from agentic_runtime import nats
-from agentic_runtime.operator_tools import OperatorToolCatalog
+from agentic_runtime.nats import broker
+from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 
 
 def _definition(name: str) -> bytes:
@@ -17,7 +17,7 @@ def _definition(name: str) -> bytes:
 
 @pytest.fixture()
 async def client(infra):
-    connection = await nats.connect(infra["nats_url"], name="test-operator-catalog")
+    connection = await broker.connect(infra["nats_url"], name="test-operator-catalog")
     yield connection
     await connection.drain()
 
@@ -25,7 +25,7 @@ async def client(infra):
 @pytest.fixture()
 async def bucket(client):
     name = f"TOOLS_{secrets.token_hex(4).upper()}"
-    kv = await nats.ensure_key_value(client, name, in_memory=True)
+    kv = await broker.ensure_key_value(client, name, in_memory=True)
     yield name, kv
     await client.jetstream().delete_key_value(name)
 
@@ -36,7 +36,7 @@ async def test_a_fresh_client_sees_every_published_tool_at_once(client, bucket) 
         await kv.put(tool, _definition(tool))
     await kv.delete("lookup")  # a runner withdrew it: its delete marker keeps the key's subject
     for _ in range(20):  # each a new executor's first turn: the catalog is read straight after connecting
-        connection = await nats.connect(client.connected_url.geturl(), name="test-operator-catalog-fresh")
+        connection = await broker.connect(client.connected_url.geturl(), name="test-operator-catalog-fresh")
         try:
             assert sorted(await OperatorToolCatalog(connection, name).definitions()) == ["rotate_key", "slow"]
         finally:

@@ -10,7 +10,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from agentic_runtime.grpc_errors import ErrorInterceptor
+from agentic_runtime.grpc.errors import ErrorInterceptor
 from agentic_runtime.tls import server_credentials, transport_security
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ uvicorn bounds only the idle time between requests (`timeout_keep_alive`): a cli
 never finishes its headers holds it forever. Here the head of each request must arrive within `header_timeout`
 of the connection opening or of the request's first byte; past it the client gets a 408 (no request is running
 yet, so a response is still possible) and the connection closes. The body is bounded where it is read
-(`http_service.read_body`), where a 408 can still take the route's own error shape.
+(`service.read_body`), where a 408 can still take the route's own error shape.
 """
 
 from __future__ import annotations

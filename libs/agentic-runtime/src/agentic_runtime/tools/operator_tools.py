@@ -10,7 +10,7 @@ import orjson
 from nats.aio.client import Client
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NotFoundError
 
-from agentic_runtime.nats import TOOL_DEFINITIONS_BUCKET
+from agentic_runtime.nats.broker import TOOL_DEFINITIONS_BUCKET
 
 _CACHE_SECONDS = 5.0
 

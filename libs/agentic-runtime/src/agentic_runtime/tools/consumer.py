@@ -31,8 +31,8 @@ from opentelemetry.trace import SpanKind
 from prometheus_client import Counter, Gauge, Histogram
 
 from agentic_runtime.logs import bind_principal
-from agentic_runtime.nats import ensure_key_value, retrying
-from agentic_runtime.tool_protocol import (
+from agentic_runtime.nats.broker import ensure_key_value, retrying
+from agentic_runtime.tools.protocol import (
     REPLY_HEADER,
     TOOL_RESULTS_BUCKET,
     TOOL_RESULTS_TTL_SECONDS,

@@ -1,0 +1,1 @@
+"""The state service as other services call it: tenant-scoped calls (client), usage and audit records in batches. Extra: [grpc]."""
