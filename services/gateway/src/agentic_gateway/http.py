@@ -60,6 +60,12 @@ def ascending_order(raw: str | None) -> bool:
     return order == "asc"
 
 
+def query_list(request: Request, name: str) -> list[str]:
+    """A list in the query string: `name[]=a&name[]=b` (OpenAI's form), `name=a&name=b`, or `name=a,b`."""
+    values = request.query_params.getlist(f"{name}[]") + request.query_params.getlist(name)
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
 def deleted(object_id: str, kind: str) -> Response:
     return json_response(orjson.dumps({"id": object_id, "object": f"{kind}.deleted", "deleted": True}))
 

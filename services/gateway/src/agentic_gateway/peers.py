@@ -21,9 +21,9 @@ class Peers:
 
     @classmethod
     def connect(cls, settings: GatewaySettings) -> Peers:
-        executor = Peer("executor", settings.executor_address, settings.state_timeout_seconds)
-        state = Peer("state", settings.state_address, settings.state_timeout_seconds)
-        retrieval = Peer("retrieval", settings.retrieval_address, settings.retrieval_timeout_seconds)
+        executor = Peer("executor", settings.executor_address, settings.state_timeout_seconds, settings)
+        state = Peer("state", settings.state_address, settings.state_timeout_seconds, settings)
+        retrieval = Peer("retrieval", settings.retrieval_address, settings.retrieval_timeout_seconds, settings)
         return cls(executor_peer=executor, state_peer=state, executor=executor_pb2_grpc.ExecutorStub(executor.channel),
                    state=state_pb2_grpc.StateStub(state.channel), retrieval_peer=retrieval,
                    retrieval=retrieval_pb2_grpc.RetrievalStub(retrieval.channel))

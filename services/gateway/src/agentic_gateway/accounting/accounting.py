@@ -11,20 +11,20 @@ from typing import Any
 
 import orjson
 import yaml
-from agentic.v1 import usage_pb2_grpc
+from agentic.v1 import common_pb2, usage_pb2, usage_pb2_grpc
 from agentic_core.usage.prices import PriceTable, parse_prices
 from agentic_core.usage.quotas import QuotaLimits, TenantQuotas, parse_overrides
 from agentic_runtime.grpc.client import Peer
+from agentic_runtime.logs import PRINCIPAL
 from agentic_runtime.nats import broker
 from agentic_runtime.state.usage import UsageRecorder
 from agentic_runtime.state.usage_metrics import UsageMetrics
-from fastapi import Depends, FastAPI
 from nats.aio.client import Client
 
 from agentic_gateway.accounting.quota_counts import BackgroundHolds, SharedCounts
-from agentic_gateway.accounting.quotas import OpenSockets, QuotaHeaders, Quotas, TokensToday, quota_check
+from agentic_gateway.accounting.quotas import Admission, OpenSockets, Quotas, TokensToday
+from agentic_gateway.accounting.usage_capture import UsageTap
 from agentic_gateway.auth.keys import KeyFile, parse_keys
-from agentic_gateway.routes import organization
 from agentic_gateway.settings import GatewaySettings
 
 
@@ -72,7 +72,7 @@ class Accounting:
         sockets = OpenSockets(limits, SharedCounts(None))
         accounting = cls(UsageRecorder(state, metrics), usage_pb2_grpc.UsageStub(state.channel), state, prices, sockets)
         if limits:
-            accounting.nats = await broker.connect(settings.nats_url, "agentic-gateway")
+            accounting.nats = await broker.connect(settings.nats_url, "agentic-gateway", settings)
             if limits.counts_tokens:
                 accounting.tokens = TokensToday(state, settings.quota_sync_seconds)
                 accounting.tokens.start()
@@ -82,6 +82,22 @@ class Accounting:
             accounting.quotas = Quotas(limits, counts, accounting.tokens, background)
             accounting.sockets = OpenSockets(limits, counts)
         return accounting
+
+    def admit_turn(self, tenant: str) -> Admission:
+        """A turn that no HTTP route's quota check counted (a WebSocket `response.create`): a request, and a
+        concurrent-turn slot while it runs; raises `QuotaExceeded` over a quota."""
+        return self.quotas.admit(tenant) if self.quotas is not None else Admission([])
+
+    def usage_tap(self, model: str, principal: common_pb2.Principal | None = None) -> UsageTap | None:
+        """A tap recording the usage of a reply the gateway relays itself, or None without a principal
+        (`principal`, else the current request's)."""
+        principal = principal or PRINCIPAL.get()
+        return UsageTap(self.recorder, principal, model) if principal is not None else None
+
+    async def query_usage(self, query: usage_pb2.UsageQuery) -> usage_pb2.UsageRows:
+        """Recorded usage, from the state service (the organization endpoints)."""
+        reply: usage_pb2.UsageRows = await self.state.call(self.usage.Query, query)
+        return reply
 
     async def close(self) -> None:
         await self.recorder.close()
@@ -93,13 +109,3 @@ class Accounting:
                 await self.quotas.background.close()
         if self.nats is not None:
             await self.nats.drain()
-
-
-def install_accounting(app: FastAPI, settings: GatewaySettings) -> list[Any]:
-    """The organization routes, and, when quotas are set, the middleware that adds their headers; returns the
-    dependencies the API routers take (the quota check, or none)."""
-    app.include_router(organization.router)
-    if not tenant_quotas(settings):
-        return []
-    app.add_middleware(QuotaHeaders)
-    return [Depends(quota_check)]

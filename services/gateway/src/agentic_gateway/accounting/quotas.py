@@ -16,25 +16,17 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from agentic.v1 import usage_pb2, usage_pb2_grpc
 from agentic_core.errors import AgenticError, RateLimited
 from agentic_core.usage.quotas import DAY, MINUTE, QuotaLimits, TenantQuotas, rate_headers, reset_duration, tenant_token
 from agentic_runtime.grpc.client import Peer
-from fastapi import Request, WebSocket
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentic_gateway.accounting.quota_counts import BackgroundHolds, SharedCounts
-from agentic_gateway.context import Principal
 
 log = logging.getLogger(__name__)
 
-# The requests that start a turn (or a model call): they count, and hold a concurrent-turn slot while they run.
-COUNTED = frozenset({"/v1/responses", "/v1/responses/compact", "/v1/messages", "/v1/chat/completions",
-                     "/v1/completions", "/v1/embeddings"})
-_SLOT = "agentic_quota"
 Headers = list[tuple[str, str]]
 
 
@@ -150,72 +142,6 @@ class Quotas:
         return Admission(rate_headers(limits, requests + 1, tokens, now), lambda: self.counts.add(concurrent, -1))
 
 
-@dataclass(slots=True)
-class _Slot:
-    """What one HTTP request's quota check left for the middleware: headers to add, a slot to give back."""
-
-    headers: Headers = field(default_factory=list)
-    admission: Admission | None = None
-
-
-def quotas_of(app: Any) -> Quotas | None:
-    accounting = getattr(app.state, "accounting", None)
-    return accounting.quotas if accounting is not None else None
-
-
-async def quota_check(request: Request, principal: Principal) -> None:
-    """A router dependency: counts a turn-starting request against its tenant's quotas (429 over one), and leaves
-    the `x-ratelimit-*` headers for `QuotaHeaders` to add to whatever the response is."""
-    quotas = quotas_of(request.app)
-    slot = request.scope.get("state", {}).get(_SLOT)
-    if quotas is None or slot is None:
-        return
-    if request.method != "POST" or request.url.path not in COUNTED:
-        slot.headers = quotas.headers(principal.tenant)
-        return
-    try:
-        slot.admission = quotas.admit(principal.tenant)
-    except QuotaExceeded as refused:
-        slot.headers = refused.headers
-        raise
-    slot.headers = slot.admission.headers
-
-
-class QuotaHeaders:
-    """ASGI middleware: adds the headers `quota_check` left to the response, and gives the request's
-    concurrent-turn slot back once the response (a whole stream) has been sent."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        slot = _Slot()
-        scope.setdefault("state", {})[_SLOT] = slot
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start" and slot.headers:
-                extra = [(name.encode(), value.encode()) for name, value in slot.headers]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_headers)
-        finally:
-            if slot.admission is not None:
-                slot.admission.release()
-
-
-def hand_over_to_background(request: Request) -> None:
-    """The request queued a background turn: its slot is held by the turn until it ends, not by the request."""
-    quotas = quotas_of(request.app)
-    slot = request.scope.get("state", {}).get(_SLOT)
-    if quotas is not None and quotas.background is not None and slot is not None and slot.admission is not None:
-        slot.admission.hand_over(quotas.background)
-
-
 class OpenSockets:
     """Each tenant's open WebSockets (each may hold tens of MiB of context and queued requests)."""
 
@@ -231,16 +157,3 @@ class OpenSockets:
                                 "project. Close one, or send more requests on one connection.", 1.0, [])
         self.counts.add(counter, 1)
         return Admission([], lambda: self.counts.add(counter, -1))
-
-
-def admit_socket(websocket: WebSocket, tenant: str) -> Admission:
-    """An upgrade counts against the tenant's open WebSockets; raises `QuotaExceeded` (a 429 before accepting)."""
-    accounting = getattr(websocket.app.state, "accounting", None)
-    return accounting.sockets.admit(tenant) if accounting is not None else Admission([])
-
-
-def admit_socket_turn(websocket: WebSocket, tenant: str) -> Admission:
-    """A WebSocket `response.create` counts as a request and holds a slot while it runs; raises `QuotaExceeded`
-    (sent as a 429 `error` event)."""
-    quotas = quotas_of(websocket.app)
-    return quotas.admit(tenant) if quotas is not None else Admission([])

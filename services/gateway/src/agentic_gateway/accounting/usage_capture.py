@@ -9,7 +9,6 @@ from typing import Any
 
 from agentic.v1 import common_pb2
 from agentic_core.usage.turn_usage import first_usage_object, last_usage_object, merged_stream_usage, usage_of
-from agentic_runtime.logs import PRINCIPAL
 from agentic_runtime.state.usage import UsageRecorder
 
 HEAD_BYTES = 8 * 1024
@@ -50,12 +49,3 @@ class UsageTap:
         if not self._done:  # a reply counts once
             self._done = True
             self.recorder.record(self.principal, self.model, usage_of(usage))
-
-
-def usage_tap(app: Any, model: str, principal: common_pb2.Principal | None = None) -> UsageTap | None:
-    """A tap for the current request's reply, or None when usage is not recorded (no recorder, no principal)."""
-    accounting = getattr(app.state, "accounting", None)
-    principal = principal or PRINCIPAL.get()
-    if accounting is None or principal is None:
-        return None
-    return UsageTap(accounting.recorder, principal, model)

@@ -25,7 +25,6 @@ from agentic_runtime.http.upstream import read_bounded, transport_error
 from fastapi import Request
 from fastapi.responses import Response
 
-from agentic_gateway.accounting.usage_capture import usage_tap
 from agentic_gateway.context import gateway_of
 from agentic_gateway.metrics import REQUESTS
 from agentic_gateway.relay.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
@@ -123,13 +122,13 @@ async def relay_if_served(
         if not_served is not None and not_served(reply.status, content):
             return None
         REQUESTS.labels(route=label, status=reply.status).inc()
-        if reply.status < 400 and (tap := usage_tap(request.app, model)) is not None:
+        if reply.status < 400 and (tap := gateway.accounting.usage_tap(model)) is not None:
             tap.body(content)
         if shape is not None and reply.status < 400:
             content = shape.body(content)
         return Response(content=content, status_code=reply.status, headers=headers)
     REQUESTS.labels(route=label, status=reply.status).inc()
-    tap = usage_tap(request.app, model)
+    tap = gateway.accounting.usage_tap(model)
     frames = ConformingSseRelay(shape) if shape is not None else None
 
     async def chunks() -> AsyncIterator[bytes]:

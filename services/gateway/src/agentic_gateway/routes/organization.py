@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
 
 import orjson
 from agentic.v1 import usage_pb2
@@ -25,31 +24,17 @@ from agentic_core.usage.turn_usage import TurnUsage
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.context import AdminPrincipal
-from agentic_gateway.http import json_response
-
-if TYPE_CHECKING:
-    from agentic_gateway.accounting.accounting import Accounting
+from agentic_gateway.context import AdminPrincipal, gateway_of
+from agentic_gateway.http import json_response, query_list
 
 router = APIRouter()
 
 
-def _accounting(request: Request) -> Accounting:
-    return cast("Accounting", request.app.state.accounting)
-
-
-def _list(request: Request, name: str) -> list[str]:
-    """`name=a&name=b`, `name[]=a`, or `name=a,b`."""
-    values = request.query_params.getlist(name) + request.query_params.getlist(f"{name}[]")
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
 async def _rows(request: Request, window: PageWindow, *, by_tenant: bool, by_model: bool, by_key_id: bool) -> list[UsageRow]:
-    accounting = _accounting(request)
-    reply = await accounting.state.call(accounting.usage.Query, usage_pb2.UsageQuery(
+    reply = await gateway_of(request).accounting.query_usage(usage_pb2.UsageQuery(
         start_time=window.first, end_time=window.page_end, bucket_seconds=window.bucket_seconds,
         by_tenant=by_tenant, by_model=by_model, by_key_id=by_key_id,
-        tenants=_list(request, "project_ids"), models=_list(request, "models"), key_ids=_list(request, "api_key_ids"),
+        tenants=query_list(request, "project_ids"), models=query_list(request, "models"), key_ids=query_list(request, "api_key_ids"),
     ))
     return [UsageRow(
         start_time=row.start_time,
@@ -64,7 +49,7 @@ async def _rows(request: Request, window: PageWindow, *, by_tenant: bool, by_mod
 async def usage_completions(request: Request, principal: AdminPrincipal) -> Response:
     """Token usage per bucket; `group_by` any of `project_id` (the tenant), `model`, `api_key_id`."""
     window = page_window(request.query_params, int(time.time()), USAGE_LIMITS)
-    groups = group_by(_list(request, "group_by"), USAGE_GROUPS)
+    groups = group_by(query_list(request, "group_by"), USAGE_GROUPS)
     rows = await _rows(request, window, by_tenant="project_id" in groups, by_model="model" in groups,
                        by_key_id="api_key_id" in groups)
     return json_response(orjson.dumps(usage_page(window, rows)))
@@ -73,11 +58,11 @@ async def usage_completions(request: Request, principal: AdminPrincipal) -> Resp
 @router.get("/v1/organization/costs")
 async def costs(request: Request, principal: AdminPrincipal) -> Response:
     """What the usage cost at `AGENTIC_MODEL_PRICES_FILE`'s prices, per day; `group_by` `project_id`, `line_item`."""
-    prices = _accounting(request).prices
+    prices = gateway_of(request).accounting.prices
     if not prices:
         raise InvalidRequest("Costs need model prices: set AGENTIC_MODEL_PRICES_FILE on the gateway.",
                              code="costs_not_configured")
     window = page_window(request.query_params, int(time.time()), COSTS_LIMITS)
-    groups = group_by(_list(request, "group_by"), COSTS_GROUPS)
+    groups = group_by(query_list(request, "group_by"), COSTS_GROUPS)
     rows = await _rows(request, window, by_tenant="project_id" in groups, by_model=True, by_key_id=False)
     return json_response(orjson.dumps(costs_page(window, rows, prices, groups)))

@@ -16,7 +16,7 @@ from agentic_runtime.http.service import read_body
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from agentic_gateway.accounting.quotas import hand_over_to_background
+from agentic_gateway.accounting.quota_check import hand_over_to_background
 from agentic_gateway.context import API_DEPENDENCIES, Principal, gateway_of
 from agentic_gateway.http import (
     ObjectId,

@@ -17,7 +17,7 @@ import logging
 import uuid
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import orjson
 from agentic.v1 import common_pb2
@@ -28,9 +28,7 @@ from fastapi.responses import Response
 from starlette.websockets import WebSocketDisconnect
 
 from agentic_gateway.accounting.audit import record_socket_turn
-from agentic_gateway.accounting.quotas import admit_socket, admit_socket_turn
-from agentic_gateway.accounting.usage_capture import usage_tap
-from agentic_gateway.context import Gateway
+from agentic_gateway.context import Gateway, gateway_of
 from agentic_gateway.metrics import REQUESTS, WEBSOCKET_CONTINUATIONS, WEBSOCKETS
 from agentic_gateway.relay.socket_events import event_too_large, socket_events
 
@@ -47,12 +45,12 @@ _GOING_AWAY = 1001
 
 @router.websocket("/v1/responses")
 async def responses_socket(websocket: WebSocket) -> None:
-    gateway = cast(Gateway, websocket.app.state.gateway)
+    gateway = gateway_of(websocket)
     try:
         if getattr(websocket.app.state, "draining", False):
             raise ServiceUnavailable("The gateway is shutting down; connect again.", code="server_shutting_down")
         principal = await _authenticate(gateway, websocket)
-        opened = admit_socket(websocket, principal.tenant)  # the tenant's open sockets (429 beyond)
+        opened = gateway.accounting.sockets.admit(principal.tenant)  # the tenant's open sockets (429 beyond)
     except AgenticError as error:
         REQUESTS.labels(route=_ROUTE, status=error.http_status).inc()
         await _deny(websocket, error)
@@ -60,14 +58,13 @@ async def responses_socket(websocket: WebSocket) -> None:
     try:
         await websocket.accept()
         socket = ResponsesSocket(websocket, gateway, principal)
-        long_lived = websocket.app.state.long_lived
-        long_lived.add(socket)
+        gateway.connections.add(socket)
         WEBSOCKETS.inc()
         try:
             await socket.serve()
         finally:
             WEBSOCKETS.dec()
-            long_lived.discard(socket)
+            gateway.connections.discard(socket)
     finally:
         opened.release()
 
@@ -232,15 +229,15 @@ class ResponsesSocket:
             payload, context = self.history.expand(request.payload, request.size)
             if isinstance(previous, str):
                 WEBSOCKET_CONTINUATIONS.labels(source="connection" if self.history.holds(previous) else "state").inc()
-            admission = admit_socket_turn(self.websocket, principal.tenant)  # the tenant's quotas (429 beyond)
+            admission = self.gateway.accounting.admit_turn(principal.tenant)  # the tenant's quotas (429 beyond)
         except AgenticError as error:
             REQUESTS.labels(route=_ROUTE, status=error.http_status).inc()
-            record_socket_turn(self.websocket.app, principal, error.http_status, request_id, request.payload.get("model"))
+            record_socket_turn(self.gateway.audit, principal, error.http_status, request_id, request.payload.get("model"))
             await self._send(error_event(error, request.stream_id))
             return
         status = 200
         failed = False
-        events = socket_events(self.gateway, payload, principal, request_id, usage_tap(self.websocket.app, "", principal),
+        events = socket_events(self.gateway, payload, principal, request_id, self.gateway.accounting.usage_tap("", principal),
                                previous if isinstance(previous, str) else None)
         try:
             async for event_type, event_data in events:
@@ -260,7 +257,7 @@ class ResponsesSocket:
             await events.aclose()
             admission.release()
             REQUESTS.labels(route=_ROUTE, status=status).inc()
-            record_socket_turn(self.websocket.app, principal, status, request_id, payload.get("model"))
+            record_socket_turn(self.gateway.audit, principal, status, request_id, payload.get("model"))
 
     def _remember(self, lane: str, event_type: str, data: bytes, context: Retained) -> None:
         if event_type not in _CONTINUABLE:
