@@ -11,8 +11,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentic_core.errors import InvalidRequest
-from agentic_executor.response_events import PublicEvent, ResponseEvents
+from agentic_core.responses.stream import PublicEvent
+from agentic_executor.response_events import ResponseEvents
 from agentic_runtime.nats.broker import connect, ensure_streams
+from agentic_runtime.tls import transport_security
 
 
 def _events(count: int, first: int = 0) -> list[PublicEvent]:
@@ -26,7 +28,7 @@ def _events(count: int, first: int = 0) -> list[PublicEvent]:
 
 @pytest.fixture(scope="module")
 async def events(infra: dict[str, str]) -> AsyncIterator[ResponseEvents]:
-    client = await connect(infra["nats_url"], "agentic-executor-test")
+    client = await connect(infra["nats_url"], "agentic-executor-test", transport_security({}))
     await ensure_streams(client)
     yield ResponseEvents(client)
     await client.close()

@@ -24,6 +24,7 @@ import orjson
 from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.round_outcome import TurnEnding
+from agentic_core.responses.stream import PublicEvent
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_runtime.credential_seal import SEALED_CREDENTIALS, CredentialSeal, CredentialsUnavailable
 from agentic_runtime.nats.background_queue import WAKE_SUBJECT, tenant_subject
@@ -34,7 +35,7 @@ from nats.aio.msg import Msg
 from agentic_executor.background_signing import SIGNATURE_HEADER, BackgroundSigner
 from agentic_executor.fair_queue import MAX_DELIVERIES, FairQueue, drop_queued
 from agentic_executor.metrics import BACKGROUND_UNVERIFIED
-from agentic_executor.response_events import TERMINAL_EVENTS, PublicEvent, ResponseEvents, cancel_subject
+from agentic_executor.response_events import TERMINAL_EVENTS, ResponseEvents, cancel_subject
 from agentic_executor.turn import TurnRunner
 from agentic_executor.turn_context import read_turn_request
 from agentic_executor.turn_record import response_object

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from agentic_core.errors import InvalidRequest
+from agentic_core.responses.stream import PublicEvent
 from agentic_runtime.nats.broker import RESPONSES_STREAM
 from nats.aio.client import Client
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 
 _STREAM = RESPONSES_STREAM.name or "RESPONSES"
-PublicEvent = tuple[str, int, bytes]
 TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
 _TYPE_HEADER = "Agentic-Event-Type"
 _SEQUENCE_HEADER = "Agentic-Sequence"
