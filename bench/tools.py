@@ -24,6 +24,7 @@ from agentic_local.infra import EmbeddedNats
 from agentic_local.processes import ChildProcess, free_port, tcp_accepts, wait_until
 from agentic_local.stack import LocalStack, StackConfig, _http_ready
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools.dispatch import ToolDispatcher
 
 ROOT = Path(__file__).parents[1]
@@ -42,7 +43,7 @@ def _runner(nats_url: str, logs: Path, index: int) -> ChildProcess:
 
 
 async def _throughput(nats_url: str, calls: int, in_flight: int) -> float:
-    client = await broker.connect(nats_url, name="bench")
+    client = await broker.connect(nats_url, "bench", transport_security())
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     semaphore = asyncio.Semaphore(in_flight)

@@ -108,7 +108,7 @@ def _use(env: dict[str, str], settings: dict[str, str]) -> None:
 
 async def _round_trip(url: str) -> None:
     """Through `agentic_runtime.nats.broker.connect`, as every service connects: request/reply and a JetStream stream."""
-    client = await asyncio.wait_for(broker.connect(url, "tls-test"), 15)
+    client = await asyncio.wait_for(broker.connect(url, "tls-test", transport_security()), 15)
     try:
         assert client.is_connected
         assert client.connected_url is not None and client.connected_url.scheme == "tls"
@@ -157,7 +157,7 @@ async def test_password_nats_refuses_a_wrong_password_and_clients_without_the_ca
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(broker.connect(password_nats.url, "refused"), 3)
+            await asyncio.wait_for(broker.connect(password_nats.url, "refused", transport_security()), 3)
         gc.collect()
     assert [str(warning.message) for warning in caught if warning.category is ResourceWarning] == []
 

@@ -17,6 +17,7 @@ import pytest
 from agentic_local.stack import LocalStack, StackConfig
 from agentic_runtime.grpc.client import peer_channel
 from agentic_runtime.grpc.server import GrpcService, is_serving
+from agentic_runtime.tls import transport_security
 from openai import OpenAI
 
 from conftest import TENANT_KEYS
@@ -110,7 +111,7 @@ def tls_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
 async def _server(env: dict[str, str], tls_env: dict[str, str]) -> tuple[GrpcService, int]:
     tls_env.update(env)
     os.environ.update(env)
-    service = GrpcService(["agentic.test.Nothing"])
+    service = GrpcService(["agentic.test.Nothing"], transport_security())
     port = await service.start("127.0.0.1", 0)
     await service.set_serving(True)
     return service, port
@@ -122,7 +123,7 @@ async def _dial(target: str, env: dict[str, str], tls_env: dict[str, str]) -> bo
     tls_env.clear()
     tls_env.update(env)
     os.environ.update(env)
-    channel = peer_channel(target)
+    channel = peer_channel(target, transport_security())
     try:
         return await is_serving(channel, timeout=5)
     finally:

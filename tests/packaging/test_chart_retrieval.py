@@ -354,6 +354,7 @@ def test_retrieval_s_code_runs_within_its_user_on_a_real_nats_server(tmp_path: P
     from agentic_retrieval.consumer import IngestConsumer
     from agentic_retrieval.queue import JetStreamIngestQueue, ensure_files_stream
     from agentic_runtime.nats import broker
+    from agentic_runtime.tls import transport_security
     from agentic_runtime.tools.consumer import KindConsumer
     from agentic_runtime.tools.dispatch import ToolDispatcher
 
@@ -372,7 +373,7 @@ def test_retrieval_s_code_runs_within_its_user_on_a_real_nats_server(tmp_path: P
     async def connect(component: str) -> Any:
         login = {"AGENTIC_NATS_USER": f"agentic-{component}", "AGENTIC_NATS_PASSWORD": data[component]}
         with mock.patch.dict("os.environ", login):
-            return await broker.connect(url, name=f"agentic-{component}")
+            return await broker.connect(url, f"agentic-{component}", transport_security())
 
     async def scenario() -> tuple[list[IngestJob], list[ToolCall], ToolResult]:
         retrieval, executor = await connect("retrieval"), await connect("executor")

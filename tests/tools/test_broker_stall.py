@@ -13,6 +13,7 @@ import pytest
 from agentic_core.tools.protocol import ToolCall
 from agentic_local.infra import EmbeddedNats
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools.consumer import KindConsumer
 from agentic_runtime.tools.dispatch import DispatchMetrics, ToolDispatcher
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -48,7 +49,7 @@ class Wiring:
 
 @pytest.fixture()
 async def wiring(server: EmbeddedNats) -> AsyncIterator[Wiring]:
-    client = await broker.connect(server.url, name="test")
+    client = await broker.connect(server.url, "test", transport_security({}))
     await broker.ensure_streams(client)
     registry = CollectorRegistry()
     metrics = DispatchMetrics(

@@ -10,6 +10,7 @@ import pytest
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_local.infra import EmbeddedNats
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools import protocol
 from agentic_runtime.tools.consumer import KindConsumer
 from agentic_runtime.tools.dispatch import DispatchMetrics, ToolDispatcher
@@ -44,7 +45,7 @@ class CountingTool:
 
 @pytest.fixture()
 async def client(infra):
-    connection = await broker.connect(infra["nats_url"], name="test")
+    connection = await broker.connect(infra["nats_url"], "test", transport_security({}))
     await broker.ensure_streams(connection)
     yield connection
     await connection.drain()
@@ -214,7 +215,7 @@ async def test_any_call_id_gets_its_result_once_and_is_acknowledged(client, kind
 async def test_a_broker_that_stops_answering_makes_an_error_result_not_a_failed_turn(tmp_path) -> None:
     # A server of its own: stopping the shared one would fail every other test.
     server = EmbeddedNats(tmp_path, tmp_path)
-    connection = await broker.connect(server.start(), name="test-broker-gone")
+    connection = await broker.connect(server.start(), "test-broker-gone", transport_security({}))
     try:
         await broker.ensure_streams(connection)
         dispatcher = ToolDispatcher(connection)

@@ -13,6 +13,7 @@ from agentic_mcp_bridge.bridge import McpBridge
 from agentic_mcp_bridge.servicer import SERVICE_NAME, McpBridgeServicer
 from agentic_mcp_bridge.settings import McpBridgeSettings
 from agentic_runtime.grpc.server import GrpcService, insecure_channel
+from agentic_runtime.tls import transport_security
 
 from tests.support.fake_mcp_server import FakeMcpProcess
 
@@ -75,7 +76,7 @@ async def serve_grpc() -> AsyncIterator[Callable[[McpBridge], Any]]:
     running: list[tuple[GrpcService, grpc.aio.Channel]] = []
 
     async def serve(bridge: McpBridge) -> GrpcBridge:
-        service = GrpcService([SERVICE_NAME])
+        service = GrpcService([SERVICE_NAME], transport_security({}))
         service.add(McpBridgeServicer(bridge).register)
         port = await service.start("127.0.0.1", 0)
         await service.set_serving(True)

@@ -16,6 +16,7 @@ from agentic_core.tools.protocol import ToolCall, ToolResult
 from agentic_mcp_bridge.calls import McpCallHandler
 from agentic_mcp_bridge.consumer import McpConsumer
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools.dispatch import ToolDispatcher
 from agentic_runtime.tools.protocol import TOOL_RESULTS_BUCKET, TOOL_RESULTS_TTL_SECONDS, TOOLS_STREAM, durable_name, result_key
 
@@ -24,7 +25,7 @@ from tests.support.fake_mcp_server import DEFAULT_TOKEN
 
 @pytest.fixture()
 async def client(infra):
-    connection = await broker.connect(infra["nats_url"], name="test-mcp-bridge")
+    connection = await broker.connect(infra["nats_url"], "test-mcp-bridge", transport_security({}))
     await broker.ensure_streams(connection)
     yield connection
     await connection.drain()

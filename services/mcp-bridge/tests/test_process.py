@@ -17,6 +17,7 @@ from agentic_local.processes import free_port
 from agentic_mcp_bridge.consumer import DURABLE
 from agentic_runtime.grpc.server import insecure_channel, is_serving
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools.dispatch import ToolDispatcher
 from agentic_runtime.tools.protocol import TOOLS_STREAM
 from nats.js.errors import NotFoundError
@@ -48,7 +49,7 @@ async def bridge_process(infra, fake_mcp):
     if process.poll() is None:
         process.kill()
         process.wait()
-    client = await broker.connect(infra["nats_url"], name="test-cleanup")
+    client = await broker.connect(infra["nats_url"], "test-cleanup", transport_security({}))
     try:
         await client.jetstream().delete_consumer(TOOLS_STREAM.name, DURABLE)
     except NotFoundError:
@@ -65,7 +66,7 @@ async def test_the_bridge_process_lists_calls_and_drains_on_sigterm(bridge_proce
     )
     assert [tool.name for tool in (await stub.ListTools(request, timeout=15)).tools] == ["slow"]
 
-    client = await broker.connect(infra["nats_url"], name="test-executor")
+    client = await broker.connect(infra["nats_url"], "test-executor", transport_security({}))
     dispatcher = ToolDispatcher(client)
     await dispatcher.start()
     try:

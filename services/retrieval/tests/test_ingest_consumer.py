@@ -22,6 +22,7 @@ from agentic_retrieval.queue import DURABLE, FILES_STREAM_NAME, JetStreamIngestQ
 from agentic_retrieval.storage import PostgresFileStorage
 from agentic_retrieval.stores import NewStoreFile
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 
 from .conftest import EXTRACTION, build
 from .test_ingestion_and_search import status_of, tenant, upload
@@ -99,7 +100,7 @@ async def _status(pool, vectors: bool, owner: str, store_id: str, file_id: str) 
 
 @pytest.fixture()
 async def client(nats_url: str):
-    connection = await broker.connect(nats_url, name="ingest-consumer-test")
+    connection = await broker.connect(nats_url, "ingest-consumer-test", transport_security({}))
     await ensure_files_stream(connection)
     yield connection
     await connection.jetstream().purge_stream(FILES_STREAM_NAME)

@@ -18,6 +18,7 @@ from agentic_core.errors import AgenticError
 from agentic_runtime.grpc.client import Peer
 from agentic_runtime.grpc.server import GrpcService
 from agentic_runtime.state.audit import AuditBounds, AuditRecorder
+from agentic_runtime.tls import transport_security
 from agentic_state.audit import AuditServicer, AuditStore
 from prometheus_client import REGISTRY
 
@@ -39,10 +40,10 @@ class CountingServicer(AuditServicer):
 @pytest.fixture()
 async def state(pool) -> AsyncIterator[tuple[Peer, CountingServicer]]:
     servicer = CountingServicer(AuditStore(pool))
-    service = GrpcService([])
+    service = GrpcService([], transport_security({}))
     service.add(lambda server: audit_pb2_grpc.add_AuditServicer_to_server(servicer, server))
     port = await service.start("127.0.0.1", 0)
-    peer = Peer("state", f"127.0.0.1:{port}", 5.0)
+    peer = Peer("state", f"127.0.0.1:{port}", 5.0, transport_security({}))
     yield peer, servicer
     await peer.close()
     await service.drain(0)
@@ -118,7 +119,7 @@ async def test_the_state_service_refuses_a_record_it_cannot_store_as_invalid(sta
 
 
 async def test_records_wait_while_the_state_service_is_away() -> None:
-    peer = Peer("state", "127.0.0.1:9", 2.0)  # nothing listens there
+    peer = Peer("state", "127.0.0.1:9", 2.0, transport_security({}))  # nothing listens there
     recorder = AuditRecorder(peer)
     before = dropped("refused") + dropped("buffer_full")
     recorder.record("api.request", principal(), {"status": 200})
@@ -128,7 +129,7 @@ async def test_records_wait_while_the_state_service_is_away() -> None:
 
 
 async def test_a_full_buffer_drops_new_records_counted_and_warned_once_a_minute(caplog: pytest.LogCaptureFixture) -> None:
-    peer = Peer("state", "127.0.0.1:9", 2.0)
+    peer = Peer("state", "127.0.0.1:9", 2.0, transport_security({}))
     recorder, caller = AuditRecorder(peer, AuditBounds(max_pending_records=3)), principal()
     before = dropped("buffer_full")
     with caplog.at_level(logging.WARNING, logger="agentic_runtime.state.audit"):
@@ -143,7 +144,7 @@ async def test_a_full_buffer_drops_new_records_counted_and_warned_once_a_minute(
 
 
 async def test_a_record_over_the_batch_bound_is_dropped_as_too_large() -> None:
-    peer = Peer("state", "127.0.0.1:9", 2.0)
+    peer = Peer("state", "127.0.0.1:9", 2.0, transport_security({}))
     recorder = AuditRecorder(peer, AuditBounds(max_batch_bytes=2048))
     before = dropped("too_large")
     recorder.record("response.turn", principal(), {"tools": ["t" * 100] * 30})

@@ -36,7 +36,8 @@ def fixed_env(name: str) -> AliasChoices:
 
 class TransportSecuritySettings(BaseSettings):
     """TLS between services (gRPC, NATS) and NATS credentials: fixed names, the same in every service
-    (docs/security.md). `agentic_runtime.tls` reads them from the environment where channels are made."""
+    (docs/security.md). Read once with the service's settings (ServiceSettings is one) and passed to what makes its
+    channels, servers and NATS connection (`agentic_runtime.tls`)."""
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 

@@ -1,8 +1,9 @@
 """TLS between services: gRPC server and channel credentials, NATS TLS and credentials, from the fixed
 `AGENTIC_GRPC_TLS_*` / `AGENTIC_NATS_*` settings (agentic_runtime.settings.TransportSecuritySettings).
 
-Read from the environment where a channel or server is made, so that every service and the local launcher
-agree without passing settings around; nothing set means plaintext, as before.
+Each service reads them once, at start-up, with the rest of its settings (ServiceSettings is a
+TransportSecuritySettings) and passes them to what makes its channels, servers and NATS connection; nothing set
+means plaintext. The probe below reads the same variables from its environment.
 
 A server reads its certificate again when the files change (a renewed Secret, cert-manager), at the next
 handshake; clients read theirs when they make a channel.
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 
 
 def transport_security(env: Mapping[str, str] | None = None) -> TransportSecuritySettings:
-    """The settings from `env`, else from the process's environment."""
+    """The settings from `env` (`{}`: plaintext), else from the process's environment: for what has no service
+    settings (tests, tools)."""
     from agentic_runtime.settings import TransportSecuritySettings
 
     if env is None:
@@ -115,9 +117,8 @@ def channel_options(settings: TransportSecuritySettings) -> tuple[tuple[str, str
     return ()
 
 
-def nats_options(settings: TransportSecuritySettings | None = None) -> dict[str, Any]:
+def nats_options(settings: TransportSecuritySettings) -> dict[str, Any]:
     """Keyword arguments for `nats.connect`: TLS and credentials (a URL's own `user:password@` still works)."""
-    settings = settings or transport_security()
     options: dict[str, Any] = {}
     if settings.nats_tls_ca_file or settings.nats_tls_cert_file:
         context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=settings.nats_tls_ca_file)

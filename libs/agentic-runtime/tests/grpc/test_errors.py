@@ -12,6 +12,7 @@ from agentic_core.errors import NotFound
 from agentic_runtime.grpc.errors import error_from_rpc
 from agentic_runtime.grpc.server import GrpcService, insecure_channel
 from agentic_runtime.logs import JsonFormatter
+from agentic_runtime.tls import transport_security
 
 
 class Failing(executor_pb2_grpc.ExecutorServicer):
@@ -32,7 +33,7 @@ class Failing(executor_pb2_grpc.ExecutorServicer):
 
 @pytest.fixture()
 async def stub():
-    service = GrpcService([])
+    service = GrpcService([], transport_security({}))
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(Failing(), server))
     port = await service.start("127.0.0.1", 0)
     channel = insecure_channel(f"127.0.0.1:{port}")

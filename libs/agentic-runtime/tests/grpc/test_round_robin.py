@@ -18,6 +18,7 @@ import pytest
 from agentic_runtime.grpc import client
 from agentic_runtime.grpc.client import Peer
 from agentic_runtime.grpc.server import DEFAULT_MAX_CONNECTION_AGE_SECONDS, GrpcService, server_options
+from agentic_runtime.tls import transport_security
 
 NAME = "executor-headless.agentic.svc.cluster.local"
 HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
@@ -78,7 +79,7 @@ async def pods() -> AsyncIterator[Callable[..., Awaitable[tuple[int, dict[str, G
         port = 0
         servers = {}
         for host in HOSTS:
-            service = GrpcService([], **options)
+            service = GrpcService([], transport_security({}), **options)
             service.add(lambda server, host=host: server.add_generic_rpc_handlers((who_am_i(host),)))
             try:
                 port = await service.start(host, port)
@@ -102,7 +103,7 @@ async def test_calls_from_one_peer_spread_over_every_pod_behind_its_name(dns, po
     records, dns_port = dns
     records[NAME] = list(HOSTS)
     port, _ = await pods()
-    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5)
+    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5, security=transport_security({}))
     try:
         await answers(peer, 3)  # connects to every address
         spread = await answers(peer, 30)
@@ -113,7 +114,7 @@ async def test_calls_from_one_peer_spread_over_every_pod_behind_its_name(dns, po
 
 async def test_a_list_of_addresses_is_spread_too(pods) -> None:
     port, _ = await pods()
-    peer = Peer("executor", "ipv4:" + ",".join(f"{host}:{port}" for host in HOSTS), timeout=5)
+    peer = Peer("executor", "ipv4:" + ",".join(f"{host}:{port}" for host in HOSTS), timeout=5, security=transport_security({}))
     try:
         await answers(peer, 3)
         spread = await answers(peer, 30)
@@ -124,7 +125,7 @@ async def test_a_list_of_addresses_is_spread_too(pods) -> None:
 
 async def test_a_plain_host_and_port_still_works(pods) -> None:
     port, _ = await pods()
-    peer = Peer("state", f"127.0.0.1:{port}", timeout=5)
+    peer = Peer("state", f"127.0.0.1:{port}", timeout=5, security=transport_security({}))
     try:
         assert await answers(peer, 5) == {"127.0.0.1": 5}
     finally:
@@ -135,7 +136,7 @@ async def test_a_pod_that_goes_away_gets_no_more_calls(dns, pods) -> None:
     records, dns_port = dns
     records[NAME] = list(HOSTS)
     port, servers = await pods()
-    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5)
+    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5, security=transport_security({}))
     try:
         await answers(peer, 6)
         records[NAME] = ["127.0.0.2", "127.0.0.3"]  # the endpoint leaves the headless Service first
@@ -153,7 +154,7 @@ async def calls_after_a_pod_is_added(dns, pods, monkeypatch, max_connection_age_
     records, dns_port = dns
     records[NAME] = ["127.0.0.1", "127.0.0.2"]
     port, _ = await pods(max_connection_age_seconds=max_connection_age_seconds)
-    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5)
+    peer = Peer("executor", f"dns://127.0.0.1:{dns_port}/{NAME}:{port}", timeout=5, security=transport_security({}))
     seen: Counter[str] = Counter()
     try:
         assert set(await answers(peer, 10)) == {"127.0.0.1", "127.0.0.2"}

@@ -8,6 +8,7 @@ import secrets
 import orjson
 import pytest
 from agentic_runtime.nats import broker
+from agentic_runtime.tls import transport_security
 from agentic_runtime.tools.operator_tools import OperatorToolCatalog
 
 
@@ -17,7 +18,7 @@ def _definition(name: str) -> bytes:
 
 @pytest.fixture()
 async def client(infra):
-    connection = await broker.connect(infra["nats_url"], name="test-operator-catalog")
+    connection = await broker.connect(infra["nats_url"], "test-operator-catalog", transport_security({}))
     yield connection
     await connection.drain()
 
@@ -36,7 +37,7 @@ async def test_a_fresh_client_sees_every_published_tool_at_once(client, bucket) 
         await kv.put(tool, _definition(tool))
     await kv.delete("lookup")  # a runner withdrew it: its delete marker keeps the key's subject
     for _ in range(20):  # each a new executor's first turn: the catalog is read straight after connecting
-        connection = await broker.connect(client.connected_url.geturl(), name="test-operator-catalog-fresh")
+        connection = await broker.connect(client.connected_url.geturl(), "test-operator-catalog-fresh", transport_security({}))
         try:
             assert sorted(await OperatorToolCatalog(connection, name).definitions()) == ["rotate_key", "slow"]
         finally:

@@ -10,11 +10,13 @@ from agentic.v1 import common_pb2, mcp_bridge_pb2, mcp_bridge_pb2_grpc
 from agentic_core.errors import InvalidRequest
 from agentic_core.tools.mcp import McpDeclaration, McpServerTools, parse_declaration
 from agentic_runtime.grpc.client import Peer
+from agentic_runtime.settings import TransportSecuritySettings
 
 
 class McpDiscovery:
-    def __init__(self, address: str, *, timeout: float, max_servers: int, max_tools: int) -> None:
-        self.peer = Peer("mcp-bridge", address, timeout)
+    def __init__(self, address: str, security: TransportSecuritySettings, *, timeout: float, max_servers: int,
+                 max_tools: int) -> None:
+        self.peer = Peer("mcp-bridge", address, timeout, security)
         self.stub = mcp_bridge_pb2_grpc.McpBridgeStub(self.peer.channel)
         self.max_servers = max_servers
         self.max_tools = max_tools

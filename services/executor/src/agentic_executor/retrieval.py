@@ -11,6 +11,7 @@ from agentic.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from agentic_core.errors import AgenticError, InvalidRequest, NotFound
 from agentic_core.tools import file_search
 from agentic_runtime.grpc.client import Peer
+from agentic_runtime.settings import TransportSecuritySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +56,8 @@ class NoRetrieval:
 
 
 class RetrievalClient:
-    def __init__(self, address: str, timeout: float) -> None:
-        self.peer = Peer("retrieval", address, timeout)
+    def __init__(self, address: str, timeout: float, security: TransportSecuritySettings) -> None:
+        self.peer = Peer("retrieval", address, timeout, security)
         self.stub = retrieval_pb2_grpc.RetrievalStub(self.peer.channel)
 
     async def check_stores(self, principal: common_pb2.Principal, tools: list[Any]) -> None:

@@ -61,10 +61,10 @@ class RecordedCompactions(CompactEndpoint):
 
 async def serve(settings: ExecutorSettings) -> None:
     stop = lifecycle.shutdown_event()
-    nats_client = await broker.connect(settings.nats_url, name="agentic-executor")  # TLS and credentials included
+    nats_client = await broker.connect(settings.nats_url, "agentic-executor", settings)  # TLS and credentials included
     await broker.ensure_streams(nats_client, settings.response_events_retention_seconds)
     upstream = UpstreamClient(settings)
-    retrieval = RetrievalClient(settings.retrieval_address, settings.retrieval_timeout_seconds)
+    retrieval = RetrievalClient(settings.retrieval_address, settings.retrieval_timeout_seconds, settings)
     media = input_media(settings, retrieval)
     reasoning = ReasoningSeal.from_settings(settings)
     policy = TurnPolicy(
@@ -84,8 +84,8 @@ async def serve(settings: ExecutorSettings) -> None:
     )
     dispatcher = ToolDispatcher(nats_client, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))
     await dispatcher.start()
-    state = StateClient(settings.state_address, settings.state_timeout_seconds)
-    mcp = McpDiscovery(settings.mcp_bridge_address, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
+    state = StateClient(settings.state_address, settings.state_timeout_seconds, settings)
+    mcp = McpDiscovery(settings.mcp_bridge_address, settings, timeout=settings.mcp_list_tools_timeout_seconds, max_servers=settings.max_mcp_servers,
                        max_tools=settings.max_mcp_tools)
     compactor = Compactor(upstream, CompactionSeal.from_settings(settings),
                           ContextBudget(upstream, settings.context_window_tokens),
@@ -107,7 +107,7 @@ async def serve(settings: ExecutorSettings) -> None:
         await worker.start()
     else:
         log.warning("no AGENTIC_EXECUTOR_BACKGROUND_SIGNING_KEY: background responses are refused on this executor")
-    service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+    service = GrpcService([executor_pb2.DESCRIPTOR.services_by_name["Executor"].full_name], settings, max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = ExecutorServicer(runner, background, RecordedCompactions(state, router, compactor, usage, media))
     service.add(lambda server: executor_pb2_grpc.add_ExecutorServicer_to_server(servicer, server))

@@ -30,8 +30,8 @@ from agentic_llm_d.split import SplitService
 def create_app(settings: LlmDSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = StateClient(settings.state_address, settings.state_timeout_seconds)
-        connection = await broker.connect(settings.nats_url, name="agentic-llm-d")  # TLS and credentials included
+        state = StateClient(settings.state_address, settings.state_timeout_seconds, settings)
+        connection = await broker.connect(settings.nats_url, "agentic-llm-d", settings)  # TLS and credentials included
         sealer = ContextSealer(settings.signing_key.get_secret_value().strip(), settings.context_ttl_seconds)
         catalog = OperatorToolCatalog(connection)
         dispatcher = ToolDispatcher(connection, TOOL_DISPATCH, CredentialSeal(settings.credentials_secret()))

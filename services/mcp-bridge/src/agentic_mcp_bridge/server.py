@@ -36,10 +36,10 @@ async def serve(settings: McpBridgeSettings) -> None:
     stop = lifecycle.shutdown_event()
     bridge = McpBridge(settings)
     bridge.start()
-    nats_client = await broker.connect(settings.nats_url, name="agentic-mcp-bridge")
+    nats_client = await broker.connect(settings.nats_url, "agentic-mcp-bridge", settings)
     await broker.ensure_tools_stream(nats_client)
     consumer = build_consumer(nats_client, bridge, settings)
-    service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+    service = GrpcService([SERVICE_NAME], settings, max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     service.add(McpBridgeServicer(bridge).register)
     port = await service.start(settings.host, settings.port)

@@ -90,7 +90,7 @@ async def serve(settings: RetrievalSettings) -> None:
         log.warning("PostgreSQL has no pgvector extension: vector stores are searched by keywords only")
     elif not embedder.enabled:
         log.info("no embeddings server (AGENTIC_EMBEDDINGS_URL): vector stores are searched by keywords only")
-    nats_client = await broker.connect(settings.nats_url, name="agentic-retrieval")
+    nats_client = await broker.connect(settings.nats_url, "agentic-retrieval", settings)
     await ensure_files_stream(nats_client)
     await broker.ensure_tools_stream(nats_client)
     queue = JetStreamIngestQueue(nats_client)
@@ -114,7 +114,7 @@ async def serve(settings: RetrievalSettings) -> None:
     tool_calls = KindConsumer(nats_client, FileSearchHandler(searcher), concurrency=settings.file_search_concurrency,
                               ack_wait=settings.file_search_ack_wait_seconds,
                               max_deliveries=settings.file_search_max_deliveries, backoff=[], lag_poll_seconds=5.0)
-    service = GrpcService([SERVICE_NAME], max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+    service = GrpcService([SERVICE_NAME], settings, max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = RetrievalServicer(FileStore(pool, storage, settings.max_file_bytes), stores, searcher)
     service.add(lambda server: retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server))

@@ -51,7 +51,7 @@ async def serve(settings: StateSettings) -> None:
     names = [state_pb2.DESCRIPTOR.services_by_name["State"].full_name,
              usage_pb2.DESCRIPTOR.services_by_name["Usage"].full_name,
              audit_pb2.DESCRIPTOR.services_by_name["Audit"].full_name]
-    service = GrpcService(names, max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
+    service = GrpcService(names, settings, max_connection_age_seconds=settings.grpc_max_connection_age_seconds,
                           max_connection_age_grace_seconds=settings.grpc_max_connection_age_grace_seconds)
     servicer = StateServicer(store, ConversationStore(pool), BackgroundStore(pool))
     service.add(lambda server: state_pb2_grpc.add_StateServicer_to_server(servicer, server))

@@ -50,7 +50,7 @@ async def publish_operator_tools(client: Client, handlers: list[ToolHandler]) ->
 def create_app(settings: ToolRunnerSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        client = await broker.connect(settings.nats_url, name="agentic-tool-runner")
+        client = await broker.connect(settings.nats_url, "agentic-tool-runner", settings)
         await broker.ensure_tools_stream(client)
         handlers = build_handlers(settings)
         await publish_operator_tools(client, handlers)

@@ -18,7 +18,8 @@ import grpc
 
 from agentic_runtime.grpc.errors import error_from_rpc
 from agentic_runtime.grpc.server import CHANNEL_OPTIONS, is_serving
-from agentic_runtime.tls import channel_credentials, channel_options, transport_security
+from agentic_runtime.settings import TransportSecuritySettings
+from agentic_runtime.tls import channel_credentials, channel_options
 from agentic_runtime.tracing import carrier
 
 Request = TypeVar("Request")
@@ -39,10 +40,9 @@ CLIENT_OPTIONS = (
 )
 
 
-def peer_channel(target: str) -> grpc.aio.Channel:
+def peer_channel(target: str, security: TransportSecuritySettings) -> grpc.aio.Channel:
     """A channel that spreads calls over every address of `target` (`host:port`, `dns:///host:port`, `ipv4:a:p,b:p`);
-    TLS (mTLS with a certificate) when `AGENTIC_GRPC_TLS_CA_FILE` is set."""
-    security = transport_security()
+    TLS (mTLS with a certificate) when `security` names a CA (`AGENTIC_GRPC_TLS_CA_FILE`)."""
     credentials = channel_credentials(security)
     if credentials is None:
         return grpc.aio.insecure_channel(target, options=CLIENT_OPTIONS)
@@ -73,9 +73,9 @@ class ReplyStream(Generic[Message]):
 class Peer:
     """One peer service: its channel, its name in error messages, its default deadline."""
 
-    def __init__(self, name: str, target: str, timeout: float) -> None:
+    def __init__(self, name: str, target: str, timeout: float, security: TransportSecuritySettings) -> None:
         self.name = name
-        self.channel = peer_channel(target)
+        self.channel = peer_channel(target, security)
         self.timeout = timeout
 
     async def call(self, method: Callable[..., Awaitable[Reply]], request: Request, *,

@@ -11,7 +11,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from agentic_runtime.grpc.errors import ErrorInterceptor
-from agentic_runtime.tls import server_credentials, transport_security
+from agentic_runtime.settings import TransportSecuritySettings
+from agentic_runtime.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,13 @@ def server_options(max_connection_age_seconds: float = DEFAULT_MAX_CONNECTION_AG
 
 
 class GrpcService:
-    """Owns one server: register servicers, flip health, drain on stop."""
+    """Owns one server: register servicers, flip health, drain on stop. It serves TLS when `security` gives it a
+    certificate and key (`AGENTIC_GRPC_TLS_*`)."""
 
-    def __init__(self, full_service_names: Iterable[str], *,
+    def __init__(self, full_service_names: Iterable[str], security: TransportSecuritySettings, *,
                  max_connection_age_seconds: float = DEFAULT_MAX_CONNECTION_AGE_SECONDS,
                  max_connection_age_grace_seconds: float = 0.0) -> None:
+        self.security = security
         options = server_options(max_connection_age_seconds, max_connection_age_grace_seconds)
         self.server = grpc.aio.server(interceptors=[ErrorInterceptor()], options=options)
         self.health = health.aio.HealthServicer()
@@ -62,7 +65,7 @@ class GrpcService:
         register(self.server)
 
     async def start(self, host: str, port: int) -> int:
-        credentials = server_credentials(transport_security())  # TLS when a certificate is set
+        credentials = server_credentials(self.security)  # TLS when a certificate is set
         if credentials is None:
             bound = self.server.add_insecure_port(f"{host}:{port}")
         else:

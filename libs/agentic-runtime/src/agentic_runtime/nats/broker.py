@@ -16,6 +16,7 @@ from nats.js.api import KeyValueConfig, RetentionPolicy, StorageType, StreamConf
 from nats.js.errors import BadRequestError, BucketNotFoundError
 from nats.js.kv import KeyValue
 
+from agentic_runtime.settings import TransportSecuritySettings
 from agentic_runtime.tls import nats_options
 
 # The tool protocol names its stream; it is created here with the others (and still importable from here).
@@ -79,8 +80,9 @@ def inbox_prefix(name: str) -> str:
     return "_INBOX." + name.removeprefix("agentic-")
 
 
-async def connect(url: str, name: str) -> Client:
-    """Connect, retrying in the background after a drop; a bad URL fails at start-up."""
+async def connect(url: str, name: str, security: TransportSecuritySettings) -> Client:
+    """Connect, retrying in the background after a drop; a bad URL fails at start-up. TLS and credentials come from
+    `security` (`AGENTIC_NATS_*`)."""
     client = Client()
     try:
         await client.connect(
@@ -91,7 +93,7 @@ async def connect(url: str, name: str) -> Client:
             reconnect_time_wait=1,
             allow_reconnect=True,
             inbox_prefix=inbox_prefix(name),
-            **nats_options(),  # TLS and credentials
+            **nats_options(security),  # TLS and credentials
         )
     except BaseException:
         # nats-py leaves the socket of an attempt cut short (a start-up timeout, a shutdown) open.

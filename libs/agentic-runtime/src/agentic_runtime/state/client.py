@@ -9,13 +9,14 @@ from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
 from agentic_core.errors import AgenticError
 
 from agentic_runtime.grpc.client import Peer
+from agentic_runtime.settings import TransportSecuritySettings
 
 _LOCK_RETRY_SECONDS = 0.05
 
 
 class StateClient:
-    def __init__(self, address: str, timeout_seconds: float) -> None:
-        self.peer = Peer("state", address, timeout_seconds)
+    def __init__(self, address: str, timeout_seconds: float, security: TransportSecuritySettings) -> None:
+        self.peer = Peer("state", address, timeout_seconds, security)
         self.stub = state_pb2_grpc.StateStub(self.peer.channel)
 
     async def serving(self, timeout: float) -> bool:
