@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import orjson
-from agentic.v1 import common_pb2, executor_pb2
+from agentic.v1 import common_pb2, executor_pb2, state_pb2
 from agentic_core.errors import AgenticError, InvalidRequest
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.stream import PublicEvent
@@ -81,8 +81,7 @@ class BackgroundTurns:
         await self.runner.policy.retrieval.check_stores(context.principal, context.request.tools or [])
         queued_request = self._sealed_credentials(request)
         queued = response_object(context, TurnSoFar(), TurnEnding("queued"))
-        await self.state.background("CreateBackground", context.principal, context.response_id,
-                                    response=orjson.dumps(queued))
+        await self.state.create_background(context.principal, context.response_id, orjson.dumps(queued))
         job = executor_pb2.ExecuteRequest()
         job.CopyFrom(request)
         job.response_id, job.stream = context.response_id, True
@@ -116,7 +115,7 @@ class BackgroundTurns:
     async def cancel(self, principal: common_pb2.Principal, response_id: str) -> bytes:
         """The response in its final state (or as it is after `cancel_wait_seconds`)."""
         await self._row(principal, response_id, "cancelled")
-        row = await self.state.background("CancelBackground", principal, response_id)
+        row = await self.state.cancel_background(principal, response_id)
         if row.previous_status == "queued":  # cancelled before any executor took it: end its stream here
             await drop_queued(self.client, principal.tenant, response_id)  # its tenant's slot is free at once
             await self._publish_terminal(response_id, "response.cancelled", row.response)
@@ -127,12 +126,12 @@ class BackgroundTurns:
         deadline = time.monotonic() + self.policy.cancel_wait_seconds
         while row.status not in ENDED and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-            row = await self.state.background("GetBackground", principal, response_id)
+            row = await self.state.get_background(principal, response_id)
         return bytes(row.response)
 
-    async def _row(self, principal: common_pb2.Principal, response_id: str, verb: str):  # type: ignore[no-untyped-def]
+    async def _row(self, principal: common_pb2.Principal, response_id: str, verb: str) -> state_pb2.BackgroundState:
         try:
-            return await self.state.background("GetBackground", principal, response_id)
+            return await self.state.get_background(principal, response_id)
         except AgenticError as error:
             if error.http_status != 404:
                 raise
@@ -170,7 +169,7 @@ class BackgroundTurns:
         heartbeat = asyncio.create_task(self._heartbeat(message))
         try:
             try:
-                row = await self.state.background("ClaimBackground", principal, response_id)
+                row = await self.state.claim_background(principal, response_id)
             except AgenticError as error:  # 404: another deployment's turn on a shared NATS, or a deleted response
                 if error.http_status != 404:
                     raise
@@ -213,7 +212,7 @@ class BackgroundTurns:
             status, response = "failed", _failed(running, error.code or "server_error", error.message)
             await self._finish(principal, response_id, status, response)
             return
-        await self.state.background("FinishBackground", principal, response_id, status=status, response=response)
+        await self.state.finish_background(principal, response_id, status, response)
 
     async def _publish_turn(self, request: executor_pb2.ExecuteRequest) -> tuple[str, bytes]:
         """Runs the turn, publishing each event; returns its final status and response object."""
@@ -237,7 +236,7 @@ class BackgroundTurns:
 
     async def _finish(self, principal: common_pb2.Principal, response_id: str, status: str, response: bytes) -> None:
         """Ends a response that no stored turn ended: its row, then its stream's terminal event."""
-        row = await self.state.background("FinishBackground", principal, response_id, status=status, response=response)
+        row = await self.state.finish_background(principal, response_id, status, response)
         await self._publish_terminal(response_id, f"response.{row.status}", row.response)
 
     async def _heartbeat(self, message: Msg) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
 from agentic_core.errors import AgenticError
@@ -79,14 +80,34 @@ class StateClient:
             self.stub.GetResponse, state_pb2.GetResponseRequest(principal=principal, response_id=response_id))
         return stored.response
 
-    async def background(self, method: str, principal: common_pb2.Principal, response_id: str, status: str = "",
-                         response: bytes = b"") -> state_pb2.BackgroundState:
-        """One background transition: `CreateBackground`, `ClaimBackground`, `FinishBackground`, `CancelBackground`
-        or `GetBackground` (the last two ignore `status` and `response`)."""
-        if method in ("CancelBackground", "GetBackground"):
-            ref = state_pb2.BackgroundRef(principal=principal, response_id=response_id)
-            state: state_pb2.BackgroundState = await self.peer.call(getattr(self.stub, method), ref)
-            return state
-        update = state_pb2.BackgroundUpdate(principal=principal, response_id=response_id, status=status, response=response)
-        state = await self.peer.call(getattr(self.stub, method), update)
-        return state
+    # Background responses: the row a queued or running turn is seen through until it is stored.
+
+    async def create_background(self, principal: common_pb2.Principal, response_id: str,
+                                response: bytes) -> state_pb2.BackgroundState:
+        """The queued response's row."""
+        return await self._update(self.stub.CreateBackground, principal, response_id, response=response)
+
+    async def claim_background(self, principal: common_pb2.Principal, response_id: str) -> state_pb2.BackgroundState:
+        """queued → in_progress (the caller runs it); in_progress → failed (its executor was lost)."""
+        return await self._update(self.stub.ClaimBackground, principal, response_id)
+
+    async def finish_background(self, principal: common_pb2.Principal, response_id: str, status: str,
+                                response: bytes) -> state_pb2.BackgroundState:
+        """The final status and response object, unless the row already ended."""
+        return await self._update(self.stub.FinishBackground, principal, response_id, status=status, response=response)
+
+    async def cancel_background(self, principal: common_pb2.Principal, response_id: str) -> state_pb2.BackgroundState:
+        """queued → cancelled; in_progress → cancel requested; an ended response stays as it is."""
+        return await self._ref(self.stub.CancelBackground, principal, response_id)
+
+    async def get_background(self, principal: common_pb2.Principal, response_id: str) -> state_pb2.BackgroundState:
+        return await self._ref(self.stub.GetBackground, principal, response_id)
+
+    async def _update(self, method: Callable[..., Awaitable[state_pb2.BackgroundState]], principal: common_pb2.Principal,
+                      response_id: str, status: str = "", response: bytes = b"") -> state_pb2.BackgroundState:
+        return await self.peer.call(method, state_pb2.BackgroundUpdate(
+            principal=principal, response_id=response_id, status=status, response=response))
+
+    async def _ref(self, method: Callable[..., Awaitable[state_pb2.BackgroundState]], principal: common_pb2.Principal,
+                   response_id: str) -> state_pb2.BackgroundState:
+        return await self.peer.call(method, state_pb2.BackgroundRef(principal=principal, response_id=response_id))
