@@ -45,8 +45,7 @@ async def socket_events(gateway: Gateway, payload: dict[str, Any], principal: co
                 yield event_type, shape.event(event_type, data)
             return
     execute = executor_pb2.ExecuteRequest(request_json=body, principal=principal, stream=True, request_id=request_id)
-    call = gateway.peers.executor_peer.stream(gateway.peers.executor.Execute, execute,
-                                              timeout=gateway.settings.turn_timeout_seconds)
+    call = gateway.peers.executor.execute(execute)
     try:
         async for message in call:
             if message.WhichOneof("payload") == "events":

@@ -15,7 +15,6 @@ import orjson
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError, RelayedError, ServiceUnavailable
 from agentic_core.sse import frame
-from agentic_runtime.grpc.client import ReplyStream
 from agentic_runtime.tracing import context_from, tracer
 from fastapi import Request
 from fastapi.responses import Response
@@ -23,6 +22,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from agentic_gateway.context import gateway_of
+from agentic_gateway.executor_client import TurnStream
 from agentic_gateway.http import json_response
 from agentic_gateway.metrics import REQUESTS, TURN_SECONDS
 from agentic_gateway.relay.keepalive import COMMENT_FRAME, KeepaliveStreamingResponse
@@ -31,7 +31,6 @@ _tracer = tracer("agentic.gateway")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left; never seen by that client
 StreamErrorFrame = Callable[[AgenticError], bytes]
-ExecuteStream = ReplyStream[executor_pb2.ExecuteEvent]
 
 
 # What a stream still running when the gateway's drain bound passes ends with.
@@ -78,11 +77,10 @@ async def _answer(
         return await _answer_json(request, execute_request, label)
     gateway = gateway_of(request)
     started = time.perf_counter()
-    # The peer maps a failure at any message to the executor's AgenticError (or a 503/504 of its own).
+    # A failure at any message raises the executor's AgenticError (or a 503/504 of the peer's own).
     executor = gateway.peers.executor
-    method = executor.Execute if isinstance(execute_request, executor_pb2.ExecuteRequest) else executor.StreamResponse
-    call: ExecuteStream = gateway.peers.executor_peer.stream(method, execute_request,
-                                                             timeout=gateway.settings.turn_timeout_seconds)
+    call = (executor.execute(execute_request) if isinstance(execute_request, executor_pb2.ExecuteRequest)
+            else executor.stream_response(execute_request))
     first_message = asyncio.ensure_future(call.__anext__())
     if not await _answered_first(request, first_message, label):
         call.cancel()
@@ -108,14 +106,13 @@ async def _answer_json(request: Request, execute_request: executor_pb2.ExecuteRe
     """A JSON turn: one unary call (`Respond`), stopped if the client leaves before the answer."""
     gateway = gateway_of(request)
     started = time.perf_counter()
-    reply = asyncio.ensure_future(gateway.peers.executor_peer.call(
-        gateway.peers.executor.Respond, execute_request, timeout=gateway.settings.turn_timeout_seconds))
+    reply = asyncio.ensure_future(gateway.peers.executor.respond(execute_request))
     if not await _answered_first(request, reply, label):
         return Response(status_code=CLIENT_CLOSED_REQUEST)
-    message = reply.result()  # a failed turn raises its AgenticError here
+    response = reply.result()  # a failed turn raises its AgenticError here
     REQUESTS.labels(route=label, status=200).inc()
     TURN_SECONDS.labels(mode="json").observe(time.perf_counter() - started)
-    return json_response(message.response)
+    return json_response(response)
 
 
 async def _answered_first(request: Request, answer: asyncio.Future[Any], label: str) -> bool:
@@ -145,7 +142,7 @@ async def _disconnected(request: Request) -> None:
 
 
 async def _relay(
-    call: ExecuteStream,
+    call: TurnStream,
     first: executor_pb2.ExecuteEvent,
     stream_error: StreamErrorFrame,
     span: Span,

@@ -93,10 +93,8 @@ async def create_message(request: Request, principal: Principal) -> Response:
 
 @router.post("/v1/messages/count_tokens")
 async def count_tokens(request: Request, principal: Principal) -> Response:
-    peers = gateway_of(request).peers
     body, payload = await _body(request)
     if not isinstance(payload.get("messages"), list):
         raise InvalidRequest("messages: Field required", param="messages")
-    count = await peers.executor_peer.call(
-        peers.executor.CountInputTokens, executor_pb2.ExecuteRequest(request_json=body, principal=principal, api="messages"))
+    count = await gateway_of(request).peers.executor.count_input_tokens(principal, body, api="messages")
     return json_response(orjson.dumps(count_tokens_reply(count.input_tokens)))

@@ -68,8 +68,7 @@ async def count_input_tokens(request: Request, principal: Principal) -> Response
     gateway = gateway_of(request)
     body = await read_body(request, gateway.settings.max_body_bytes)
     parse_json_object(body)
-    count = await gateway.peers.executor_peer.call(
-        gateway.peers.executor.CountInputTokens, executor_pb2.ExecuteRequest(request_json=body, principal=principal))
+    count = await gateway.peers.executor.count_input_tokens(principal, body)
     content = orjson.dumps({"object": "response.input_tokens", "input_tokens": count.input_tokens})
     return Response(content=content, media_type="application/json", headers={"x-agentic-token-count": count.method})
 
@@ -80,11 +79,7 @@ async def compact_response(request: Request, principal: Principal) -> Response:
     gateway = gateway_of(request)
     body = await read_body(request, gateway.settings.max_body_bytes)
     parse_json_object(body)
-    # The model writes the summary: a generation's deadline, not a state call's.
-    reply = await gateway.peers.executor_peer.call(
-        gateway.peers.executor.Compact, executor_pb2.ExecuteRequest(request_json=body, principal=principal),
-        timeout=gateway.settings.turn_timeout_seconds)
-    return json_response(reply.response)
+    return json_response(await gateway.peers.executor.compact(principal, body))
 
 
 @router.get("/v1/responses/{response_id}")
@@ -103,10 +98,7 @@ async def retrieve_response(request: Request, response_id: ObjectId, principal: 
 @router.post("/v1/responses/{response_id}/cancel")
 async def cancel_response(request: Request, response_id: ObjectId, principal: Principal) -> Response:
     """Cancels a background response from any replica; idempotent; the response in its final state."""
-    peers = gateway_of(request).peers
-    reply = await peers.executor_peer.call(
-        peers.executor.CancelResponse, executor_pb2.ResponseRef(principal=principal, response_id=response_id))
-    return json_response(reply.response)
+    return json_response(await gateway_of(request).peers.executor.cancel_response(principal, response_id))
 
 
 def _query_flag(value: str | None, param: str) -> bool:
