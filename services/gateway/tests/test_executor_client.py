@@ -32,9 +32,9 @@ class Executor(executor_pb2_grpc.ExecutorServicer):
             yield executor_pb2.ExecuteEvent(event=executor_pb2.StreamEvent(
                 event_type="response.output_text.delta", sequence_number=number, data=b"{}"))
 
-    async def Respond(self, request: executor_pb2.ExecuteRequest, context: Any) -> executor_pb2.ExecuteEvent:
+    async def Respond(self, request: executor_pb2.ExecuteRequest, context: Any) -> executor_pb2.ResponseJson:
         self._seen("Respond", request, context)
-        return executor_pb2.ExecuteEvent(response=b'{"object":"response"}')
+        return executor_pb2.ResponseJson(response=b'{"object":"response"}')
 
     async def CountInputTokens(self, request: executor_pb2.ExecuteRequest, context: Any) -> executor_pb2.TokenCount:
         self._seen("CountInputTokens", request, context)
@@ -45,15 +45,15 @@ class Executor(executor_pb2_grpc.ExecutorServicer):
         yield executor_pb2.ExecuteEvent(event=executor_pb2.StreamEvent(
             event_type="response.completed", sequence_number=request.starting_after + 1, data=b"{}"))
 
-    async def CancelResponse(self, request: executor_pb2.ResponseRef, context: Any) -> executor_pb2.ExecuteEvent:
+    async def CancelResponse(self, request: executor_pb2.ResponseRef, context: Any) -> executor_pb2.ResponseJson:
         self._seen("CancelResponse", request, context)
         if request.response_id != "resp_known":
             raise NotFound(f"No response found with id '{request.response_id}'.", param="response_id")
-        return executor_pb2.ExecuteEvent(response=b'{"status":"cancelled"}')
+        return executor_pb2.ResponseJson(response=b'{"status":"cancelled"}')
 
-    async def Compact(self, request: executor_pb2.ExecuteRequest, context: Any) -> executor_pb2.ExecuteEvent:
+    async def Compact(self, request: executor_pb2.ExecuteRequest, context: Any) -> executor_pb2.ResponseJson:
         self._seen("Compact", request, context)
-        return executor_pb2.ExecuteEvent(response=b'{"object":"response.compaction"}')
+        return executor_pb2.ResponseJson(response=b'{"object":"response.compaction"}')
 
 
 @pytest.fixture()

@@ -55,14 +55,14 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
         finally:
             span.end()
 
-    async def Respond(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.ExecuteEvent:
+    async def Respond(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.ResponseJson:
         with _tracer.start_as_current_span("turn", context=context_from(context.invocation_metadata()),
                                            kind=SpanKind.SERVER):
             request.stream = False
             turn = self._turn(request)
             try:
-                async for message in turn:  # a JSON turn yields exactly one message
-                    return message
+                async for message in turn:  # a JSON turn yields exactly one message, its response
+                    return executor_pb2.ResponseJson(response=message.response)
             finally:
                 await turn.aclose()
         raise AgenticError("The turn ended without a result.")
@@ -87,15 +87,15 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
         async for event in self._background().stream(request.principal, request.response_id, request.starting_after):
             yield stream_event(*event)
 
-    async def CancelResponse(self, request: executor_pb2.ResponseRef, context: _Context) -> executor_pb2.ExecuteEvent:
-        return executor_pb2.ExecuteEvent(response=await self._background().cancel(request.principal, request.response_id))
+    async def CancelResponse(self, request: executor_pb2.ResponseRef, context: _Context) -> executor_pb2.ResponseJson:
+        return executor_pb2.ResponseJson(response=await self._background().cancel(request.principal, request.response_id))
 
-    async def Compact(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.ExecuteEvent:
+    async def Compact(self, request: executor_pb2.ExecuteRequest, context: _Context) -> executor_pb2.ResponseJson:
         if self.compact is None:
             raise InvalidRequest("Compaction is not available on this executor.", code="compaction_unavailable")
         with _tracer.start_as_current_span("compact", context=context_from(context.invocation_metadata()),
                                            kind=SpanKind.SERVER):
-            return executor_pb2.ExecuteEvent(response=orjson.dumps(await self.compact.compact(request)))
+            return executor_pb2.ResponseJson(response=orjson.dumps(await self.compact.compact(request)))
 
     def _background(self) -> BackgroundTurns:
         if self.background is None:

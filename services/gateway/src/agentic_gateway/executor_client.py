@@ -29,7 +29,7 @@ class ExecutorClient:
 
     async def respond(self, request: executor_pb2.ExecuteRequest) -> bytes:
         """A JSON turn (`stream` false) in one unary call: the response object."""
-        reply: executor_pb2.ExecuteEvent = await self.peer.call(self.stub.Respond, request,
+        reply: executor_pb2.ResponseJson = await self.peer.call(self.stub.Respond, request,
                                                                 timeout=self.turn_timeout_seconds)
         return reply.response
 
@@ -49,13 +49,13 @@ class ExecutorClient:
     async def compact(self, principal: common_pb2.Principal, body: bytes) -> bytes:
         """`POST /v1/responses/compact`: the `response.compaction` object. The model writes the summary, so the
         call has a turn's deadline."""
-        reply: executor_pb2.ExecuteEvent = await self.peer.call(
+        reply: executor_pb2.ResponseJson = await self.peer.call(
             self.stub.Compact, executor_pb2.ExecuteRequest(request_json=body, principal=principal),
             timeout=self.turn_timeout_seconds)
         return reply.response
 
     async def cancel_response(self, principal: common_pb2.Principal, response_id: str) -> bytes:
         """Cancels a background response (idempotent, from any replica): the response in its final state."""
-        reply: executor_pb2.ExecuteEvent = await self.peer.call(
+        reply: executor_pb2.ResponseJson = await self.peer.call(
             self.stub.CancelResponse, executor_pb2.ResponseRef(principal=principal, response_id=response_id))
         return reply.response

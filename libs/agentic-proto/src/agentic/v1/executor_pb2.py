@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from agentic.v1 import common_pb2 as agentic_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentic/v1/executor.proto\x12\nagentic.v1\x1a\x17\x61gentic/v1/common.proto\"d\n\x0bResponseRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\x16\n\x0estarting_after\x18\x03 \x01(\x03\"2\n\nTokenCount\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x0e\n\x06method\x18\x02 \x01(\t\"\x96\x01\n\x0e\x45xecuteRequest\x12\x14\n\x0crequest_json\x18\x01 \x01(\x0c\x12(\n\tprincipal\x18\x02 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x0e\n\x06stream\x18\x03 \x01(\x08\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x0b\n\x03\x61pi\x18\x05 \x01(\t\x12\x13\n\x0bresponse_id\x18\x06 \x01(\t\"\x90\x01\n\x0c\x45xecuteEvent\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.agentic.v1.StreamEventH\x00\x12\x12\n\x08response\x18\x02 \x01(\x0cH\x00\x12*\n\x06\x65vents\x18\x04 \x01(\x0b\x32\x18.agentic.v1.StreamEventsH\x00\x42\t\n\x07payloadJ\x04\x08\x03\x10\x04R\x05\x65rror\"7\n\x0cStreamEvents\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x17.agentic.v1.StreamEvent\"H\n\x0bStreamEvent\x12\x12\n\nevent_type\x18\x01 \x01(\t\x12\x17\n\x0fsequence_number\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x32\xa3\x03\n\x08\x45xecutor\x12\x41\n\x07\x45xecute\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ExecuteEvent0\x01\x12?\n\x07Respond\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ExecuteEvent\x12\x46\n\x10\x43ountInputTokens\x12\x1a.agentic.v1.ExecuteRequest\x1a\x16.agentic.v1.TokenCount\x12\x45\n\x0eStreamResponse\x12\x17.agentic.v1.ResponseRef\x1a\x18.agentic.v1.ExecuteEvent0\x01\x12\x43\n\x0e\x43\x61ncelResponse\x12\x17.agentic.v1.ResponseRef\x1a\x18.agentic.v1.ExecuteEvent\x12?\n\x07\x43ompact\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ExecuteEventb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentic/v1/executor.proto\x12\nagentic.v1\x1a\x17\x61gentic/v1/common.proto\"d\n\x0bResponseRef\x12(\n\tprincipal\x18\x01 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x13\n\x0bresponse_id\x18\x02 \x01(\t\x12\x16\n\x0estarting_after\x18\x03 \x01(\x03\"2\n\nTokenCount\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x04\x12\x0e\n\x06method\x18\x02 \x01(\t\"\x96\x01\n\x0e\x45xecuteRequest\x12\x14\n\x0crequest_json\x18\x01 \x01(\x0c\x12(\n\tprincipal\x18\x02 \x01(\x0b\x32\x15.agentic.v1.Principal\x12\x0e\n\x06stream\x18\x03 \x01(\x08\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x0b\n\x03\x61pi\x18\x05 \x01(\t\x12\x13\n\x0bresponse_id\x18\x06 \x01(\t\"\x90\x01\n\x0c\x45xecuteEvent\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.agentic.v1.StreamEventH\x00\x12\x12\n\x08response\x18\x02 \x01(\x0cH\x00\x12*\n\x06\x65vents\x18\x04 \x01(\x0b\x32\x18.agentic.v1.StreamEventsH\x00\x42\t\n\x07payloadJ\x04\x08\x03\x10\x04R\x05\x65rror\" \n\x0cResponseJson\x12\x10\n\x08response\x18\x02 \x01(\x0c\"7\n\x0cStreamEvents\x12\'\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x17.agentic.v1.StreamEvent\"H\n\x0bStreamEvent\x12\x12\n\nevent_type\x18\x01 \x01(\t\x12\x17\n\x0fsequence_number\x18\x02 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x32\xa3\x03\n\x08\x45xecutor\x12\x41\n\x07\x45xecute\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ExecuteEvent0\x01\x12?\n\x07Respond\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ResponseJson\x12\x46\n\x10\x43ountInputTokens\x12\x1a.agentic.v1.ExecuteRequest\x1a\x16.agentic.v1.TokenCount\x12\x45\n\x0eStreamResponse\x12\x17.agentic.v1.ResponseRef\x1a\x18.agentic.v1.ExecuteEvent0\x01\x12\x43\n\x0e\x43\x61ncelResponse\x12\x17.agentic.v1.ResponseRef\x1a\x18.agentic.v1.ResponseJson\x12?\n\x07\x43ompact\x12\x1a.agentic.v1.ExecuteRequest\x1a\x18.agentic.v1.ResponseJsonb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,10 +40,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EXECUTEREQUEST']._serialized_end=371
   _globals['_EXECUTEEVENT']._serialized_start=374
   _globals['_EXECUTEEVENT']._serialized_end=518
-  _globals['_STREAMEVENTS']._serialized_start=520
-  _globals['_STREAMEVENTS']._serialized_end=575
-  _globals['_STREAMEVENT']._serialized_start=577
-  _globals['_STREAMEVENT']._serialized_end=649
-  _globals['_EXECUTOR']._serialized_start=652
-  _globals['_EXECUTOR']._serialized_end=1071
+  _globals['_RESPONSEJSON']._serialized_start=520
+  _globals['_RESPONSEJSON']._serialized_end=552
+  _globals['_STREAMEVENTS']._serialized_start=554
+  _globals['_STREAMEVENTS']._serialized_end=609
+  _globals['_STREAMEVENT']._serialized_start=611
+  _globals['_STREAMEVENT']._serialized_end=683
+  _globals['_EXECUTOR']._serialized_start=686
+  _globals['_EXECUTOR']._serialized_end=1105
 # @@protoc_insertion_point(module_scope)

@@ -51,6 +51,12 @@ class ExecuteEvent(_message.Message):
     events: StreamEvents
     def __init__(self, event: _Optional[_Union[StreamEvent, _Mapping]] = ..., response: _Optional[bytes] = ..., events: _Optional[_Union[StreamEvents, _Mapping]] = ...) -> None: ...
 
+class ResponseJson(_message.Message):
+    __slots__ = ("response",)
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    response: bytes
+    def __init__(self, response: _Optional[bytes] = ...) -> None: ...
+
 class StreamEvents(_message.Message):
     __slots__ = ("events",)
     EVENTS_FIELD_NUMBER: _ClassVar[int]

@@ -44,7 +44,7 @@ class ExecutorStub:
         self.Respond = channel.unary_unary(
                 '/agentic.v1.Executor/Respond',
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
-                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
                 _registered_method=True)
         self.CountInputTokens = channel.unary_unary(
                 '/agentic.v1.Executor/CountInputTokens',
@@ -59,12 +59,12 @@ class ExecutorStub:
         self.CancelResponse = channel.unary_unary(
                 '/agentic.v1.Executor/CancelResponse',
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
-                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
                 _registered_method=True)
         self.Compact = channel.unary_unary(
                 '/agentic.v1.Executor/Compact',
                 request_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
-                response_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+                response_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
                 _registered_method=True)
 
 
@@ -126,7 +126,7 @@ def add_ExecutorServicer_to_server(servicer, server):
             'Respond': grpc.unary_unary_rpc_method_handler(
                     servicer.Respond,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
-                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.SerializeToString,
             ),
             'CountInputTokens': grpc.unary_unary_rpc_method_handler(
                     servicer.CountInputTokens,
@@ -141,12 +141,12 @@ def add_ExecutorServicer_to_server(servicer, server):
             'CancelResponse': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelResponse,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ResponseRef.FromString,
-                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.SerializeToString,
             ),
             'Compact': grpc.unary_unary_rpc_method_handler(
                     servicer.Compact,
                     request_deserializer=agentic_dot_v1_dot_executor__pb2.ExecuteRequest.FromString,
-                    response_serializer=agentic_dot_v1_dot_executor__pb2.ExecuteEvent.SerializeToString,
+                    response_serializer=agentic_dot_v1_dot_executor__pb2.ResponseJson.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -204,7 +204,7 @@ class Executor:
             target,
             '/agentic.v1.Executor/Respond',
             agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
-            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
             options,
             channel_credentials,
             insecure,
@@ -285,7 +285,7 @@ class Executor:
             target,
             '/agentic.v1.Executor/CancelResponse',
             agentic_dot_v1_dot_executor__pb2.ResponseRef.SerializeToString,
-            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
             options,
             channel_credentials,
             insecure,
@@ -312,7 +312,7 @@ class Executor:
             target,
             '/agentic.v1.Executor/Compact',
             agentic_dot_v1_dot_executor__pb2.ExecuteRequest.SerializeToString,
-            agentic_dot_v1_dot_executor__pb2.ExecuteEvent.FromString,
+            agentic_dot_v1_dot_executor__pb2.ResponseJson.FromString,
             options,
             channel_credentials,
             insecure,
