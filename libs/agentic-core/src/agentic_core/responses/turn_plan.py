@@ -72,6 +72,6 @@ class TurnPlan:
 
 def plan_turn(history: list[Item], input_items: list[Item], servers: Sequence[McpServerTools] = ()) -> TurnPlan:
     """`servers`: the MCP servers discovered for the request's tools; those the chain listed are not listed again."""
-    listed = listed_servers(history)
+    listed = listed_servers(history) if servers else set()  # the history is walked only for a request with MCP tools
     return TurnPlan(history, input_items, resolve_approvals(history, input_items),
                     [list_tools_item(server) for server in servers if server.declaration.server_label not in listed])
