@@ -1,15 +1,16 @@
-"""The state service's tests share one pool on the test PostgreSQL, migrated once."""
+"""The state service's tests share one pool on the test PostgreSQL, built as the service builds it, migrated once."""
 
 from __future__ import annotations
 
-import asyncpg
 import pytest
 from agentic_state.migrations import apply_migrations
+from agentic_state.server import create_pool
+from agentic_state.settings import StateSettings
 
 
 @pytest.fixture(scope="session")
 async def pool(infra):
-    pool = await asyncpg.create_pool(infra["database_url"], min_size=1, max_size=4)
+    pool = await create_pool(StateSettings(AGENTIC_DATABASE_URL=infra["database_url"], pool_min_size=1, pool_max_size=4))
     async with pool.acquire() as connection:
         await apply_migrations(connection)
     yield pool

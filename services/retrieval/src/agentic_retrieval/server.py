@@ -39,9 +39,18 @@ async def migrate_only(settings: RetrievalSettings) -> None:
     log.info("migrations applied: %s", ", ".join(applied) or "none needed")
 
 
+class PooledConnection(asyncpg.Connection):
+    """A pooled connection handed back without asyncpg's reset statement (one more round trip and statement on every
+    release): the service keeps no session state on pooled connections (no LISTEN, no session SET or lock; its
+    ingestion lock is transaction-scoped), and the pool still ends an open transaction."""
+
+    def get_reset_query(self) -> str:
+        return ""
+
+
 async def create_pool(settings: RetrievalSettings) -> asyncpg.Pool:
     return await asyncpg.create_pool(
-        settings.database_url, min_size=settings.pool_min_size, max_size=settings.pool_max_size,
+        settings.database_url, connection_class=PooledConnection, min_size=settings.pool_min_size, max_size=settings.pool_max_size,
         server_settings={"statement_timeout": str(settings.statement_timeout_ms),
                          "application_name": "agentic-retrieval"},
     )

@@ -123,7 +123,11 @@ async def purge(pool: asyncpg.Pool, retention: Retention, now: datetime | None =
                 deleted["usage"] = await _in_batches(connection, _EXPIRE_USAGE_SQL, cutoff(retention.usage_days), size, batch_size=size)
             return deleted
         finally:
-            await connection.execute("SELECT pg_advisory_unlock($1)", _PURGE_LOCK_KEY)
+            try:
+                await connection.execute("SELECT pg_advisory_unlock($1)", _PURGE_LOCK_KEY)
+            except BaseException:
+                connection.terminate()  # never back into the pool holding the lock (the pool does not reset it)
+                raise
 
 
 async def purge_periodically(pool: asyncpg.Pool, retention: Retention, interval_seconds: float) -> None:
