@@ -5,13 +5,11 @@ unless configured, and a failed window lookup is not repeated on every round."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from agentic_core.routing import ModelRoute
 from agentic_executor.context_budget import SMALLEST_WINDOW, ContextBudget, context_too_long
-from agentic_executor.settings import ExecutorSettings
 from agentic_executor.upstream import UpstreamClient
 
 from tests.support.fake_upstream import SERVED_MODEL, FakeUpstream
@@ -21,18 +19,6 @@ def _body(words: int) -> dict[str, Any]:
     text = " ".join(["word"] * words)
     return {"model": SERVED_MODEL, "input": [{"type": "message", "role": "user",
                                                "content": [{"type": "input_text", "text": text}]}]}
-
-
-@pytest.fixture()
-async def client() -> AsyncIterator[UpstreamClient]:
-    upstream = UpstreamClient(ExecutorSettings(upstream_retries=0))
-    yield upstream
-    await upstream.close()
-
-
-@pytest.fixture()
-def route(upstream: FakeUpstream) -> ModelRoute:
-    return ModelRoute("*", upstream.base_url)
 
 
 async def test_a_small_context_is_not_counted_nor_its_window_looked_up(

@@ -4,7 +4,6 @@ an executor lacks refusing what needs them before the model is asked."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import orjson
@@ -13,7 +12,6 @@ from agentic.v1 import common_pb2, executor_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.routing import ModelRoute, ModelRouter
 from agentic_executor.features import TurnFeatures
-from agentic_executor.settings import ExecutorSettings
 from agentic_executor.turn import TurnRunner
 from agentic_executor.upstream import UpstreamClient
 from agentic_runtime.state.client import StateClient
@@ -22,13 +20,6 @@ from tests.support.executor_stand_ins import RecordingAudit, RecordingUsage, Sta
 from tests.support.fake_upstream import SERVED_MODEL, FakeUpstream, FunctionCall, Text
 
 PRINCIPAL = common_pb2.Principal(tenant="t", subject="s")
-
-
-@pytest.fixture()
-async def client() -> AsyncIterator[UpstreamClient]:
-    upstream = UpstreamClient(ExecutorSettings(upstream_retries=0))
-    yield upstream
-    await upstream.close()
 
 
 def _runner(client: UpstreamClient, upstream: FakeUpstream, usage: RecordingUsage, audit: RecordingAudit) -> TurnRunner:

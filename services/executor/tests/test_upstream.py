@@ -5,31 +5,17 @@ window read from the server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from agentic_core.errors import AgenticError, UpstreamRejected, UpstreamUnavailable
 from agentic_core.routing import ModelRoute
-from agentic_executor.settings import ExecutorSettings
 from agentic_executor.upstream import UpstreamClient
 
 from tests.support.fake_upstream import SERVED_MODEL, FakeUpstream, FunctionCall, HttpError, MalformedSse, Text
 
 BODY = {"model": SERVED_MODEL, "input": [{"type": "message", "role": "user",
                                            "content": [{"type": "input_text", "text": "hello there"}]}]}
-
-
-@pytest.fixture()
-async def client() -> AsyncIterator[UpstreamClient]:
-    upstream = UpstreamClient(ExecutorSettings(upstream_retries=0))
-    yield upstream
-    await upstream.close()
-
-
-@pytest.fixture()
-def route(upstream: FakeUpstream) -> ModelRoute:
-    return ModelRoute("*", upstream.base_url)
 
 
 async def _streamed(client: UpstreamClient, route: ModelRoute, body: dict[str, Any]) -> list[dict[str, Any]]:
