@@ -147,7 +147,7 @@ async def test_a_job_another_attempt_holds_is_left_to_it_and_redelivered_once_th
 async def _done_with_it(client, worker: Worker) -> bool:
     """The job was delivered and this worker runs nothing now."""
     delivered = (await client.jetstream().consumer_info(FILES_STREAM_NAME, DURABLE)).delivered.consumer_seq
-    return bool(delivered) and not worker.consumer.active
+    return bool(delivered) and not worker.consumer.worker.active
 
 
 async def _no_messages(client) -> bool:

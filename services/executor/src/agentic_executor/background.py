@@ -14,7 +14,6 @@ worker that starts later sees it too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -28,6 +27,7 @@ from agentic_core.responses.stream import PublicEvent
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_runtime.credential_seal import SEALED_CREDENTIALS, CredentialSeal, CredentialsUnavailable
 from agentic_runtime.nats.background_queue import WAKE_SUBJECT, tenant_subject
+from agentic_runtime.nats.worker import PullWorker, in_progress
 from agentic_runtime.state.client import StateClient
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -166,7 +166,7 @@ class BackgroundTurns:
             cancelled.set()
 
         subscription = await self.client.subscribe(cancel_subject(response_id), cb=on_cancel)
-        heartbeat = asyncio.create_task(self._heartbeat(message))
+        heartbeat = in_progress([message], self.policy.lease_seconds / 3, f"background response {response_id}")
         try:
             try:
                 row = await self.state.claim_background(principal, response_id)
@@ -239,12 +239,6 @@ class BackgroundTurns:
         row = await self.state.finish_background(principal, response_id, status, response)
         await self._publish_terminal(response_id, f"response.{row.status}", row.response)
 
-    async def _heartbeat(self, message: Msg) -> None:
-        while True:
-            await asyncio.sleep(self.policy.lease_seconds / 3)
-            with contextlib.suppress(Exception):  # a missed beat only shortens the lease
-                await message.in_progress()
-
 
 class BackgroundWorker:
     """Takes queued turns from JetStream, tenants in turn (fair_queue.py), at most `concurrency` at once, and runs
@@ -252,33 +246,17 @@ class BackgroundWorker:
 
     def __init__(self, turns: BackgroundTurns) -> None:
         self.turns = turns
-        self.active: set[asyncio.Task[None]] = set()
-        self._loop: asyncio.Task[None] | None = None
         self.queue = FairQueue(turns.client, turns.policy.lease_seconds)
+        self.worker = PullWorker(self._take, self._run, concurrency=turns.policy.concurrency, what="background turns")
+        self._started = False
 
     async def start(self) -> None:
         await self.queue.start()
-        self._loop = asyncio.create_task(self._take())
+        self.worker.start()
+        self._started = True
 
-    async def _take(self) -> None:
-        slots = asyncio.Semaphore(self.turns.policy.concurrency)
-        while True:
-            await slots.acquire()
-            try:
-                message = await self.queue.take()
-            except BaseException:
-                slots.release()
-                raise
-            task = asyncio.create_task(self._run(message))
-            self.active.add(task)
-            task.add_done_callback(self._ended(slots))
-
-    def _ended(self, slots: asyncio.Semaphore):  # type: ignore[no-untyped-def]
-        def ended(task: asyncio.Task[None]) -> None:
-            self.active.discard(task)
-            slots.release()
-
-        return ended
+    async def _take(self, free: int) -> list[Msg]:
+        return [await self.queue.take()]  # one at a time: the lanes are asked in turn for each
 
     async def _run(self, message: Msg) -> None:
         try:
@@ -292,16 +270,9 @@ class BackgroundWorker:
 
     async def stop(self, drain_seconds: float) -> None:
         """Stop taking turns, give running ones `drain_seconds`, then end the rest as failed."""
-        if self._loop is not None:
-            self._loop.cancel()
-            await asyncio.gather(self._loop, return_exceptions=True)
+        await self.worker.stop(drain_seconds)
+        if self._started:
             await self.queue.close()
-        if self.active:
-            await asyncio.wait(self.active, timeout=drain_seconds)
-        for task in self.active:
-            task.cancel()
-        if self.active:
-            await asyncio.wait(self.active, timeout=5.0)
 
 
 def _with_status(response: bytes, status: str) -> bytes:

@@ -8,12 +8,11 @@ maybe taken) is logged, and the turn's persist will be refused.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from agentic.v1 import common_pb2
 from agentic_core.errors import AgenticError
+from agentic_runtime.heartbeat import Heartbeat
 from agentic_runtime.state.client import StateClient
 
 log = logging.getLogger(__name__)
@@ -28,21 +27,19 @@ class LeaseHeartbeat:
         self.conversation_id = conversation_id
         self.lease_token = lease_token
         self.lease_seconds = lease_seconds
-        self._task = asyncio.create_task(self._beat())
+        self._beat = Heartbeat(lease_seconds / _BEATS_PER_LEASE, self._renew, f"renewing the lease on {conversation_id}")
 
     async def stop(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await self._beat.stop()
 
-    async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease_seconds / _BEATS_PER_LEASE)
-            try:
-                await self.state.renew_conversation_turn(self.principal, self.conversation_id, self.lease_token,
-                                                         self.lease_seconds)
-            except AgenticError as error:
-                if error.code == "conversation_lease_lost":
-                    log.error("the turn on %s lost its lease: %s", self.conversation_id, error.message)
-                    return
-                log.warning("renewing the lease on %s failed (retried): %s", self.conversation_id, error.message)
+    async def _renew(self) -> bool:
+        """False once the lease is lost: nothing is renewed after that."""
+        try:
+            await self.state.renew_conversation_turn(self.principal, self.conversation_id, self.lease_token,
+                                                     self.lease_seconds)
+        except AgenticError as error:
+            if error.code == "conversation_lease_lost":
+                log.error("the turn on %s lost its lease: %s", self.conversation_id, error.message)
+                return False
+            log.warning("renewing the lease on %s failed (retried): %s", self.conversation_id, error.message)
+        return True

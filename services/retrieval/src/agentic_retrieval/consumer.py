@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import logging
 
+from agentic_runtime.nats.worker import PullWorker, in_progress
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import BadRequestError
 from prometheus_client import Counter
@@ -37,9 +37,7 @@ class IngestConsumer:
         self.ack_wait = ack_wait
         self.max_deliver = max_attempts + 1
         self.durable = durable
-        self.active: set[asyncio.Task[None]] = set()
-        self._slots = asyncio.Semaphore(concurrency)
-        self._loop: asyncio.Task[None] | None = None
+        self.worker = PullWorker(self._fetch, self._handle, concurrency=concurrency, what="ingestion jobs")
 
     async def start(self) -> None:
         config = ConsumerConfig(name=self.durable, durable_name=self.durable, filter_subject=INGEST_SUBJECT,
@@ -51,51 +49,18 @@ class IngestConsumer:
             log.warning("the %s consumer keeps its own settings: %s", self.durable, exc)
         self.subscription = await self.jetstream.pull_subscribe(INGEST_SUBJECT, durable=self.durable,
                                                                 stream=FILES_STREAM_NAME, config=config)
-        self._loop = asyncio.create_task(self._pull())
+        self.worker.start()
 
     async def stop(self, grace_seconds: float) -> None:
         """No new jobs; running ones get the grace time, then are cut and handed back (redelivered elsewhere at
         once). The grace is at least a pull request's life: a job handed back sooner would be delivered into this
         replica's last pull request, which nobody reads, and wait out the ack wait."""
-        if self._loop is not None:
-            self._loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop
-        if self.active:
-            _, pending = await asyncio.wait(self.active, timeout=max(grace_seconds, FETCH_SECONDS))
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        await self.worker.stop(max(grace_seconds, FETCH_SECONDS))
         with contextlib.suppress(Exception):
             await self.subscription.unsubscribe()
 
-    async def _pull(self) -> None:
-        while True:
-            await self._slots.acquire()
-            free = 1
-            while free < self.concurrency and not self._slots.locked():
-                await self._slots.acquire()
-                free += 1
-            try:
-                messages = await self.subscription.fetch(free, timeout=FETCH_SECONDS)
-            except (NatsTimeoutError, TimeoutError):
-                messages = []
-            except Exception as exc:  # the broker went away for a moment
-                log.warning("fetching ingestion jobs failed: %s", exc)
-                messages = []
-                await asyncio.sleep(0.5)
-            for _ in range(free - len(messages)):
-                self._slots.release()
-            for message in messages:
-                task = asyncio.create_task(self._handle(message))
-                self.active.add(task)
-                task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self.active.discard(task)
-        self._slots.release()
-        if not task.cancelled() and (error := task.exception()) is not None:
-            log.error("an ingestion task failed", exc_info=error)
+    async def _fetch(self, free: int) -> list[Msg]:
+        return await self.subscription.fetch(free, timeout=FETCH_SECONDS)
 
     async def _handle(self, message: Msg) -> None:
         try:
@@ -104,7 +69,7 @@ class IngestConsumer:
             log.warning("dropping a malformed ingestion job")
             await message.term()
             return
-        beating = asyncio.create_task(self._heartbeat(message))
+        beating = in_progress([message], self.ack_wait / 3, f"ingestion job {job.file_id}")
         try:
             outcome = await self.ingestor.ingest(job)
         except RetryLater as retry:
@@ -123,11 +88,6 @@ class IngestConsumer:
             return
         JOBS.labels(outcome="done").inc()
         await _quietly(message.ack())
-
-    async def _heartbeat(self, message: Msg) -> None:
-        while True:
-            await asyncio.sleep(self.ack_wait / 3)
-            await _quietly(message.in_progress())
 
 
 async def _quietly(call: object) -> None:

@@ -1,33 +1,25 @@
-"""What the recorders share: records are kept in memory and a task sends them every `flush_seconds`, started by
-the first record; `close` stops the task and sends what is left."""
+"""What the recorders share: records are kept in memory and a heartbeat sends them every `flush_seconds`, started
+by the first record; `close` stops it and sends what is left."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+from agentic_runtime.heartbeat import Heartbeat
 
 
 class PeriodicFlush:
     flush_seconds: float
-    _task: asyncio.Task[None] | None = None
+    _beat: Heartbeat | None = None
 
     async def flush(self) -> None:
         raise NotImplementedError
 
     def _flush_soon(self) -> None:
-        """Called on each record: starts the flushing task once."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._flush_forever())
-
-    async def _flush_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_seconds)
-            await self.flush()
+        """Called on each record: starts the flushing once."""
+        if self._beat is None:
+            self._beat = Heartbeat(self.flush_seconds, self.flush, f"sending {type(self).__name__}'s records")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        if self._beat is not None:
+            await self._beat.stop()
+            self._beat = None
         await self.flush()

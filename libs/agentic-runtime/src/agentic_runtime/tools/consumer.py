@@ -14,15 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Coroutine
-from typing import Any, Protocol
+from typing import Protocol
 
 from agentic.v1 import common_pb2
 from agentic_core.tools.protocol import ToolCall, ToolResult
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import BadRequestError, KeyNotFoundError, NoStreamResponseError, NotFoundError
 from opentelemetry import context as otel_context
@@ -32,6 +30,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from agentic_runtime.logs import bind_principal
 from agentic_runtime.nats.broker import ensure_key_value, retrying
+from agentic_runtime.nats.worker import PullWorker, in_progress
 from agentic_runtime.tools.protocol import (
     REPLY_HEADER,
     TOOL_RESULTS_BUCKET,
@@ -98,10 +97,8 @@ class KindConsumer:
         self.max_deliveries = max(max_deliveries, len(backoff) + 1)
         self.backoff = backoff
         self.lag_poll_seconds = lag_poll_seconds
-        self.active: set[asyncio.Task[None]] = set()
-        self._slots = asyncio.Semaphore(concurrency)
-        self._stopping = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self.worker = PullWorker(self._fetch, self._handle, concurrency=concurrency, what=f"{self.kind} calls")
+        self._lag: asyncio.Task[None] | None = None
         # Deliveries of the calls running here, by dispatch id: a redelivery that arrives while the call still runs
         # (its heartbeats were held up by a stalled broker) joins the running call instead of running it again.
         self._running: dict[str, list[Msg]] = {}
@@ -126,53 +123,23 @@ class KindConsumer:
         self.subscription = await self.jetstream.pull_subscribe(
             subject_for(self.kind), durable=self.durable, stream=TOOLS_STREAM_NAME, config=config
         )
-        self._tasks = [self._spawn(self._fetch_loop()), self._spawn(self._export_lag())]
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.create_task(work)
-        task.add_done_callback(_log_failure)
-        return task
+        self.worker.start()
+        self._lag = asyncio.create_task(self._export_lag())
+        self._lag.add_done_callback(_log_failure)
 
     async def stop(self, drain_seconds: float) -> None:
         """Stop taking calls, give running ones `drain_seconds`, leave the rest to be redelivered."""
-        self._stopping.set()
-        for task in self._tasks:
-            task.cancel()
-        if self.active:
-            await asyncio.wait(self.active, timeout=drain_seconds)
-        for task in self.active:
-            task.cancel()
+        if self._lag is not None:
+            self._lag.cancel()
+        await self.worker.stop(drain_seconds)
         try:
             await self.subscription.unsubscribe()
         except Exception as exc:  # already gone with the connection
             log.debug("unsubscribing %s: %s", self.kind, exc)
         await self.handler.close()
 
-    async def _fetch_loop(self) -> None:
-        while not self._stopping.is_set():
-            await self._slots.acquire()
-            free = 1
-            while free < self.concurrency and not self._slots.locked():
-                await self._slots.acquire()
-                free += 1
-            try:
-                messages = await self.subscription.fetch(free, timeout=1.0)
-            except (NatsTimeoutError, TimeoutError):
-                messages = []
-            except Exception as exc:  # the broker went away for a moment: try again
-                log.warning("fetching %s calls failed: %s", self.kind, exc)
-                messages = []
-                await asyncio.sleep(0.5)
-            for _ in range(free - len(messages)):
-                self._slots.release()
-            for message in messages:
-                task = self._spawn(self._handle(message))
-                self.active.add(task)
-                task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self.active.discard(task)
-        self._slots.release()
+    async def _fetch(self, free: int) -> list[Msg]:
+        return await self.subscription.fetch(free, timeout=1.0)
 
     async def _handle(self, message: Msg) -> None:
         try:
@@ -189,7 +156,7 @@ class KindConsumer:
             await message.in_progress()
             return
         deliveries = self._running[call.call_id] = [message]
-        heartbeat = self._spawn(self._heartbeat(deliveries))
+        heartbeat = in_progress(deliveries, self.heartbeat_seconds, f"a {self.kind} call")
         try:
             await self._handle_once(call, (message.headers or {}).get(REPLY_HEADER))
         finally:
@@ -285,16 +252,6 @@ class KindConsumer:
         except Exception as exc:  # the connection is gone: the call is redelivered and answered from the stored result
             log.warning("acknowledging a %s call failed: %r", self.kind, exc)
 
-    async def _heartbeat(self, deliveries: list[Msg]) -> None:
-        """`in_progress` on every delivery of a running call, so that none is redelivered while it runs."""
-        while True:
-            await asyncio.sleep(self.heartbeat_seconds)
-            for message in deliveries:
-                try:
-                    await message.in_progress()
-                except Exception as exc:  # a missed beat is retried at the next one
-                    log.debug("heartbeat of a %s call failed: %r", self.kind, exc)
-
     async def _export_lag(self) -> None:
         while True:
             try:
@@ -312,6 +269,6 @@ def _monotonic_deadline(call: ToolCall) -> float:
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:
-    """Every task's exception is collected: a failure is logged, never left for the loop to report at exit."""
+    """The lag task's exception is collected: a failure is logged, never left for the loop to report at exit."""
     if not task.cancelled() and (exc := task.exception()) is not None:
         log.error("a tool consumer task failed", exc_info=exc)
