@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 from agentic.v1 import common_pb2, executor_pb2, state_pb2
@@ -66,9 +67,10 @@ class BackgroundTurns:
         self.events = ResponseEvents(client)
         self.policy = policy
 
-    async def submit(self, request: executor_pb2.ExecuteRequest) -> tuple[str, dict[str, object]]:
-        """Validates the request, stores the queued response and queues the turn; returns the id and the object."""
-        context = read_turn_request(request, None, self.runner.router)
+    async def submit(self, request: executor_pb2.ExecuteRequest, parsed: dict[str, Any]) -> tuple[str, dict[str, object]]:
+        """Validates the request (`parsed`: its body, read once by the servicer), stores the queued response and
+        queues the turn; returns the id and the object."""
+        context = read_turn_request(request, parsed, self.runner.router)
         self.policy.signer.ensure_available()  # refused before anything is stored
         self.runner.policy.media.check(context.input_items)  # a refused URL is a 400 now; the fetch waits for the turn
         if not context.request.store:

@@ -65,7 +65,7 @@ class _OpenRound:
 class Rounds:
     def __init__(
         self, upstream: UpstreamClient, calls: GatewayCalls, policy: ToolPolicy, *, route: ModelRoute,
-        guard: ContextGuard | None = None, reasoning: ReasoningSealer | None = None, meter: TurnMeter | None = None,
+        guard: ContextGuard | None = None, reasoning: ReasoningSealer | None = None,
     ) -> None:
         self.upstream = upstream
         # The public form of reasoning items (sealed when asked for); the model's continuation keeps its own.
@@ -74,7 +74,7 @@ class Rounds:
         self.policy = policy
         self.route = route
         self.guard = guard  # before each round: compaction over the threshold, the context window
-        self.meter = meter or TurnMeter()  # the turn as of its last round answered: its usage, should it be cut short
+        self.meter = TurnMeter()  # the turn as of its last round answered: its usage, should it be cut short
 
     async def run_json(self, body: dict[str, Any], so_far: TurnSoFar) -> TurnDone:
         """Rounds until one ends the turn (the last allowed round always does)."""

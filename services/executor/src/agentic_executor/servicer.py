@@ -108,7 +108,7 @@ class ExecutorServicer(executor_pb2_grpc.ExecutorServicer):
         streamed from its events."""
         payload = _read_if_background(request.request_json)  # the turn reads the body once: this parse, or its own
         if not request.response_id and payload is not None and payload.get("background") is True:
-            response_id, queued = await self._background().submit(request)
+            response_id, queued = await self._background().submit(request, payload)
             if not request.stream:
                 yield executor_pb2.ExecuteEvent(response=orjson.dumps(queued))
                 return
