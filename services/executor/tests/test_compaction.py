@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from agentic_core.errors import InvalidRequest
 from agentic_core.responses.compaction import SUMMARY_PROMPT, CompactionContent, compaction_item
+from agentic_core.responses.history import StoredHistory
 from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.turn_so_far import TurnSoFar
 from agentic_core.routing import ModelRoute
@@ -71,8 +72,8 @@ class Dispatcher:
 def _guarded_rounds(upstream: Upstream, threshold: int | None) -> Rounds:
     seal = CompactionSeal(KEY, plain=False)
     compactor = Compactor(upstream, seal, ContextBudget(upstream), summary_max_tokens=64)  # type: ignore[arg-type]
-    guard = ContextGuard(compactor, ROUTE, threshold=threshold, base=[USER, _message("earlier")], opener=seal.opener("t"),
-                         tenant="t")
+    guard = ContextGuard(compactor, ROUTE, threshold=threshold, history=[USER, _message("earlier")], input_items=[],
+                         opener=seal.opener("t"), tenant="t")
     policy = ToolPolicy()
     calls = GatewayCalls(Dispatcher(), build_registry([{"type": "web_search"}]), policy,
                          response_id="resp_1", tenant="t", include=set(), max_tool_calls=None)
@@ -141,7 +142,7 @@ async def test_only_user_messages_are_never_compacted() -> None:
     upstream = Upstream([[_message("answer")]], counts=[900])
     rounds = _guarded_rounds(upstream, threshold=500)
     assert rounds.guard is not None
-    rounds.guard.base = [USER]
+    rounds.guard.history = StoredHistory.of_items([USER])
     _, done = await _run(rounds)
     assert [item["type"] for item in done.so_far.public_output] == ["message"] and upstream.summaries == []
 

@@ -22,9 +22,11 @@ from tests.support.fake_upstream import SERVED_MODEL, FakeUpstream, FunctionCall
 PRINCIPAL = common_pb2.Principal(tenant="t", subject="s")
 
 
-def _runner(client: UpstreamClient, upstream: FakeUpstream, usage: RecordingUsage, audit: RecordingAudit) -> TurnRunner:
+def _runner(client: UpstreamClient, upstream: FakeUpstream, usage: RecordingUsage, audit: RecordingAudit,
+            state: StandInState | None = None) -> TurnRunner:
     router = ModelRouter([], ModelRoute("*", upstream.base_url))
-    return TurnRunner(client, router, cast(StateClient, StandInState()), features=TurnFeatures(usage=usage, audit=audit))
+    return TurnRunner(client, router, cast(StateClient, state or StandInState()),
+                      features=TurnFeatures(usage=usage, audit=audit))
 
 
 def _request(**body: Any) -> executor_pb2.ExecuteRequest:
@@ -90,3 +92,24 @@ async def test_context_management_on_an_executor_without_compaction_is_refused(
         await _runner(client, upstream, RecordingUsage(), RecordingAudit()).respond(
             _request(context_management=[{"type": "compaction", "compact_threshold": 1000}]))
     assert refused.value.code == "compaction_unavailable" and upstream.requests == []
+
+
+@pytest.mark.parametrize("drop_views", [False, True], ids=["views stored", "rows from before views"])
+async def test_a_stored_chain_reaches_the_model_as_the_items_model_views(
+    client: UpstreamClient, upstream: FakeUpstream, drop_views: bool
+) -> None:
+    """The second turn's history is relayed as the views the first turn stored (or, for rows stored without them,
+    worked out from the items): the model reads the same body either way."""
+    upstream.script(Text("First answer."), Text("Second answer."))
+    state = StandInState(drop_views=drop_views)
+    runner = _runner(client, upstream, RecordingUsage(), RecordingAudit(), state)
+    first = await runner.respond(_request(store=True, input="Hello there"))
+    stored = state.stored[0]
+    views = [orjson.loads(item.model_view) for item in [*stored.input_items, *stored.output_items]]
+    assert views[0] == {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hello there"}]}
+    assert views[1]["role"] == "assistant" and views[1]["content"][0]["text"] == "First answer."
+
+    await runner.respond(_request(store=True, input="And now?", previous_response_id=first["id"]))
+    sent = upstream.requests[-1]["input"]
+    assert sent[:2] == views and sent[2]["content"][0]["text"] == "And now?"
+    assert [item["role"] for item in sent] == ["user", "assistant", "user"]

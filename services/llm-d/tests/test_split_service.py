@@ -7,6 +7,7 @@ import asyncio
 import orjson
 import pytest
 from agentic_core.errors import PayloadTooLarge
+from agentic_core.responses.history import StoredHistory
 from agentic_llm_d.sealing import ContextSealer
 from agentic_llm_d.settings import LlmDSettings
 from agentic_llm_d.split import SplitService
@@ -20,8 +21,8 @@ class RecordingState:
     def __init__(self) -> None:
         self.persisted: list[tuple[object, str]] = []
 
-    async def rehydrate(self, principal, previous_response_id: str) -> list[bytes]:
-        return [orjson.dumps({"type": "message", "id": "msg_h", "role": "user", "content": [{"type": "input_text", "text": "x" * 500}]})]
+    async def rehydrate(self, principal, previous_response_id: str) -> StoredHistory:
+        return StoredHistory([orjson.dumps({"type": "message", "id": "msg_h", "role": "user", "content": [{"type": "input_text", "text": "x" * 500}]})])
 
     async def persist_split_turn(self, turn, digest: str) -> bytes | None:
         self.persisted.append((turn, digest))

@@ -86,7 +86,7 @@ async def test_purge_expires_old_rows_and_keeps_a_chains_history(pool) -> None:
         with pytest.raises(NotFound):
             await store.get_response(tenant, gone)
     # Deleted as DELETE deletes: the later turn still sees the whole chain.
-    history = [orjson.loads(item)["content"][0]["text"] for item in await store.rehydrate(tenant, "resp_c")]
+    history = [orjson.loads(item)["content"][0]["text"] for item in (await store.rehydrate(tenant, "resp_c")).items]
     assert history == ["resp_a", "resp_b", "resp_c"]
     assert await pool.fetchval("SELECT count(*) FROM responses WHERE tenant = $1", tenant) == 3
     assert [row["id"] for row in await pool.fetch("SELECT id FROM conversations WHERE tenant = $1", tenant)] == ["conv_new"]

@@ -9,7 +9,9 @@ import asyncpg
 import orjson
 import pytest
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
+from agentic_state.conversations import ConversationStore
 from agentic_state.migrations import apply_migrations, available_migrations
+from agentic_state.records import StoredItems
 from agentic_state.store import StateStore, TurnRecord
 
 
@@ -36,8 +38,8 @@ def _turn(tenant: str, response_id: str, previous: str | None, inputs: list[str]
     )
 
 
-def _texts(items: list[str]) -> list[str]:
-    return [orjson.loads(item)["content"][0]["text"] for item in items]
+def _texts(stored: StoredItems) -> list[str]:
+    return [orjson.loads(item)["content"][0]["text"] for item in stored.items]
 
 
 async def test_migrations_are_idempotent(pool) -> None:
@@ -53,6 +55,25 @@ async def test_rehydrate_returns_the_chain_oldest_first(store: StateStore, tenan
     await store.persist_turn(_turn(tenant, "resp_3", "resp_2", ["q3"], ["a3"]))
     assert _texts(await store.rehydrate(tenant, "resp_3")) == ["q1", "a1", "q2", "q2b", "a2", "q3", "a3"]
     assert _texts(await store.rehydrate(tenant, "resp_1")) == ["q1", "a1"]
+
+
+async def test_each_items_model_view_is_stored_beside_it_and_read_back_with_the_history(
+        store: StateStore, pool, tenant: str) -> None:
+    turn = _turn(tenant, "resp_views", None, ["q"], ["a", "b"])
+    views = ['{"role":"user"}', None, "null"]  # a view, none stored (read at turn time), never read by the model
+    await store.persist_turn(dataclasses.replace(turn, model_views=views))
+    assert (await store.rehydrate(tenant, "resp_views")).model_views == views
+    await store.persist_turn(_turn(tenant, "resp_plain", None, ["q"], []))  # a writer that stores no views
+    assert (await store.rehydrate(tenant, "resp_plain")).model_views == [None]
+
+    conversations = ConversationStore(pool)
+    await conversations.create(tenant, "conv_views", "{}", [])
+    await conversations.begin_turn(tenant, "conv_views", "lease", 30)
+    await store.persist_turn(dataclasses.replace(turn, response_id="resp_conv", conversation_id="conv_views",
+                                                 lease_token="lease", model_views=views))
+    leased = await conversations.begin_turn(tenant, "conv_views", "lease-2", 30)
+    assert _texts(leased) == ["q", "a", "b"] and leased.model_views == views
+    assert (await conversations.history(tenant, "conv_views")).model_views == views
 
 
 async def test_every_query_is_tenant_scoped(store: StateStore, tenant: str) -> None:

@@ -33,7 +33,7 @@ class CompactEndpoint:
         route = self.router.route(parsed.model)
         history = await self.history.read(request.principal, previous_response_id=parsed.previous_response_id)
         # The input's images and files as a turn would send them: the summariser is never handed a URL either.
-        items = [*history, *await self.media.resolve(normalize_input(parsed.input), request.principal)]
+        items = [*history.items, *await self.media.resolve(normalize_input(parsed.input), request.principal)]
         visible = visible_context(items, self.compactor.seal.opener(request.principal.tenant))
         if not visible:
             raise InvalidRequest("Nothing to compact: give `input` or `previous_response_id`.", param="input",

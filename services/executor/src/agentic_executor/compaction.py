@@ -24,6 +24,7 @@ from agentic_core.responses.compaction import (
     summary_text,
     visible_context,
 )
+from agentic_core.responses.history import StoredHistory, as_history
 from agentic_core.responses.items import model_input
 from agentic_core.responses.reasoning import open_reasoning
 from agentic_core.responses.round_request import compacted_request
@@ -85,16 +86,18 @@ class Guarded:
 
 
 class ContextGuard:
-    """One turn's context checks; `base`: the stored items before the turn's output (history, then its input)."""
+    """One turn's context checks; the stored items before the turn's output are its history, then its input (the
+    history parsed only if a compaction is made)."""
 
     def __init__(
-        self, compactor: Compactor, route: ModelRoute, *, threshold: int | None, base: Sequence[Item], opener: Opener,
-        tenant: str,
+        self, compactor: Compactor, route: ModelRoute, *, threshold: int | None, history: StoredHistory | Sequence[Item],
+        input_items: Sequence[Item], opener: Opener, tenant: str,
     ) -> None:
         self.compactor = compactor
         self.route = route
         self.threshold = threshold
-        self.base = list(base)
+        self.history = as_history(history)
+        self.input_items = list(input_items)
         self.opener = opener
         self.tenant = tenant
 
@@ -103,7 +106,7 @@ class ContextGuard:
         tokens, window = await budget.measure(self.route, body, self.threshold)
         events: list[Event] = []
         if tokens is not None and self.threshold is not None and tokens > self.threshold:
-            visible = visible_context([*self.base, *so_far.continuation], self.opener)
+            visible = visible_context([*self.history.items, *self.input_items, *so_far.continuation], self.opener)
             if len(retained_user_messages(visible)) < len(visible):  # something besides user messages to summarise
                 room = window - tokens - _SUMMARY_REQUEST_TOKENS if window is not None else None
                 compacted = await self.compactor.summarise(self.route, body["model"], visible, body.get("instructions"),

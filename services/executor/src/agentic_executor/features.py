@@ -14,6 +14,7 @@ from agentic.v1 import common_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.json_types import Item
 from agentic_core.responses.compaction import Opener
+from agentic_core.responses.history import StoredHistory
 from agentic_core.routing import ModelRoute
 from agentic_core.tools.mcp import McpServerTools
 from agentic_runtime.tools.dispatch import ToolDispatcher
@@ -34,7 +35,8 @@ class McpTools(Protocol):
 class Compaction(Protocol):
     def opener(self, tenant: str) -> Opener | None: ...
 
-    def guard(self, route: ModelRoute, *, threshold: int | None, base: Sequence[Item], tenant: str) -> ContextGuard | None:
+    def guard(self, route: ModelRoute, *, threshold: int | None, history: StoredHistory, input_items: Sequence[Item],
+              tenant: str) -> ContextGuard | None:
         ...
 
 
@@ -59,7 +61,8 @@ class NoCompaction:
     def opener(self, tenant: str) -> Opener | None:
         return None  # compaction items in the input stay sealed: none can be opened here
 
-    def guard(self, route: ModelRoute, *, threshold: int | None, base: Sequence[Item], tenant: str) -> ContextGuard | None:
+    def guard(self, route: ModelRoute, *, threshold: int | None, history: StoredHistory, input_items: Sequence[Item],
+              tenant: str) -> ContextGuard | None:
         if threshold is not None:
             raise InvalidRequest("Compaction is not available on this executor.", param="context_management",
                                  code="compaction_unavailable")
@@ -75,9 +78,10 @@ class CompactionOn:
     def opener(self, tenant: str) -> Opener | None:
         return self.compactor.seal.opener(tenant)
 
-    def guard(self, route: ModelRoute, *, threshold: int | None, base: Sequence[Item], tenant: str) -> ContextGuard | None:
-        return ContextGuard(self.compactor, route, threshold=threshold, base=base, opener=self.compactor.seal.opener(tenant),
-                            tenant=tenant)
+    def guard(self, route: ModelRoute, *, threshold: int | None, history: StoredHistory, input_items: Sequence[Item],
+              tenant: str) -> ContextGuard | None:
+        return ContextGuard(self.compactor, route, threshold=threshold, history=history, input_items=input_items,
+                            opener=self.compactor.seal.opener(tenant), tenant=tenant)
 
 
 @dataclass(frozen=True, slots=True)

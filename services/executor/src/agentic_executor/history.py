@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentic.v1 import common_pb2
-from agentic_core.json_types import Item
-from agentic_core.responses.items import parse_stored_items
+from agentic_core.responses.history import StoredHistory
 from agentic_runtime.state.client import StateClient
 
 
@@ -26,10 +25,11 @@ class History:
         self.state = state
 
     async def read(self, principal: common_pb2.Principal, *, previous_response_id: str | None = None,
-                   conversation_id: str | None = None, lease: ConversationLease | None = None) -> list[Item]:
-        """The items the model reads before the request's input, oldest first; none for a fresh turn. Another
-        tenant's response or conversation is the state service's 404."""
-        stored: list[bytes] = []
+                   conversation_id: str | None = None, lease: ConversationLease | None = None) -> StoredHistory:
+        """The items the model reads before the request's input, oldest first (as stored: parsed only by a step
+        that reads them); none for a fresh turn. Another tenant's response or conversation is the state service's
+        404."""
+        stored = StoredHistory()
         if previous_response_id:
             stored = await self.state.rehydrate(principal, previous_response_id)
         elif conversation_id and lease is not None:
@@ -37,4 +37,4 @@ class History:
                                                               lease.wait_seconds)
         elif conversation_id:
             stored = await self.state.conversation_history(principal, conversation_id)
-        return parse_stored_items(stored)
+        return stored

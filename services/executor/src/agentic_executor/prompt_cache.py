@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentic_core.json_types import Item
+from agentic_core.responses.history import StoredHistory, as_history
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -29,13 +30,13 @@ PURPOSE = b"agentic prompt cache key v1"
 KEY_PREFIX = "pck_"
 
 
-def chain_root(conversation_id: str | None, history: Sequence[Item], input_items: Sequence[Item], response_id: str
-               ) -> str:
+def chain_root(conversation_id: str | None, history: StoredHistory | Sequence[Item], input_items: Sequence[Item],
+               response_id: str) -> str:
     """What every turn of the same chain or conversation has in common."""
     if conversation_id:
         return f"conversation:{conversation_id}"
-    for items in (history, input_items):  # a new chain's root is its first input item, stored as history later
-        first_id = items[0].get("id") if items else None
+    # A new chain's root is its first input item, stored as history later.
+    for first_id in (as_history(history).first_id(), input_items[0].get("id") if input_items else None):
         if isinstance(first_id, str) and first_id:
             return f"chain:{first_id}"
     return f"response:{response_id}"

@@ -19,6 +19,7 @@ from typing import Any
 from agentic.v1 import executor_pb2
 from agentic_core.errors import AgenticError
 from agentic_core.json_types import Event, Item
+from agentic_core.responses.history import StoredHistory
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.stream import EventSequencer
 from agentic_core.responses.token_estimate import estimate_input_tokens
@@ -168,7 +169,7 @@ class TurnRunner:
     @asynccontextmanager
     async def _turn(
         self, request: executor_pb2.ExecuteRequest, payload: dict[str, Any] | None
-    ) -> AsyncIterator[tuple[TurnContext, list[Item]]]:
+    ) -> AsyncIterator[tuple[TurnContext, StoredHistory]]:
         """The request read and its history loaded; a conversation's lease is released unless the turn was stored."""
         try:
             context = read_turn_request(request, payload, self.router)
@@ -195,7 +196,7 @@ class TurnRunner:
             TURNS.labels(status="error").inc()
             raise
 
-    async def _read_history(self, context: TurnContext, *, lease: ConversationLease | None) -> list[Item]:
+    async def _read_history(self, context: TurnContext, *, lease: ConversationLease | None) -> StoredHistory:
         return await self.history.read(context.principal, previous_response_id=context.request.previous_response_id,
                                        conversation_id=context.conversation_id, lease=lease)
 
@@ -218,7 +219,7 @@ class TurnRunner:
         await self.policy.retrieval.check_stores(context.principal, tools)  # before the model runs: a 404 of ours
         return registry, servers
 
-    async def _start(self, context: TurnContext, history: list[Item], *, stream: bool) -> TurnStart:
+    async def _start(self, context: TurnContext, history: StoredHistory, *, stream: bool) -> TurnStart:
         registry, servers = await self._registry(context)
         plan = plan_turn(history, context.input_items, servers)
         calls = GatewayCalls(
@@ -234,7 +235,7 @@ class TurnRunner:
             context.conversation_id, history, context.input_items, context.response_id))
         tenant = context.principal.tenant
         guard = self.features.compaction.guard(context.route, threshold=context.compact_threshold,
-                                               base=[*history, *context.input_items], tenant=tenant)
+                                               history=history, input_items=context.input_items, tenant=tenant)
         rounds = Rounds(self.upstream, calls, self.policy.tools, route=context.route, guard=guard,
                         reasoning=self.policy.reasoning.sealer(tenant, context.request.include))
         return TurnStart(rounds, body, settled.so_far, listings.events + settled.events,

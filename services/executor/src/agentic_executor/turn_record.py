@@ -9,6 +9,7 @@ import orjson
 from agentic.v1 import state_pb2
 from agentic_core.json_types import Item
 from agentic_core.responses.conversation_view import conversation_rows
+from agentic_core.responses.history import stored_model_view
 from agentic_core.responses.response import build_response
 from agentic_core.responses.round_outcome import TurnEnding
 from agentic_core.responses.turn_so_far import TurnSoFar
@@ -58,7 +59,7 @@ def persist_request(
 
 
 def _row(item: Item) -> state_pb2.Item:
-    return state_pb2.Item(id=item["id"], data=orjson.dumps(item))
+    return state_pb2.Item(id=item["id"], data=orjson.dumps(item), model_view=stored_model_view(item))
 
 
 def _conversation_items(context: TurnContext, so_far: TurnSoFar) -> list[state_pb2.Item]:
@@ -66,5 +67,6 @@ def _conversation_items(context: TurnContext, so_far: TurnSoFar) -> list[state_p
         return []
     rows = conversation_rows(context.input_items, list(so_far.public_output), list(so_far.continuation),
                              dict(so_far.public_of_call))
-    return [state_pb2.Item(id=item["id"], data=orjson.dumps(item), visibility=visibility, linked_item_id=linked)
+    return [state_pb2.Item(id=item["id"], data=orjson.dumps(item), visibility=visibility, linked_item_id=linked,
+                           model_view=stored_model_view(item))
             for item, visibility, linked in rows]

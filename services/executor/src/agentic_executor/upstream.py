@@ -28,6 +28,7 @@ from agentic_core.providers.gemini import (
     gemini_request_from_responses,
     response_from_gemini,
 )
+from agentic_core.responses.history import materialized
 from agentic_core.responses.stream import UPSTREAM_LIFECYCLE_EVENTS
 from agentic_core.routing import ModelRoute
 from agentic_core.sse import DONE, SseParser
@@ -65,6 +66,8 @@ class UpstreamClient:
     async def create_response(self, route: ModelRoute, body: dict[str, Any]) -> dict[str, Any]:
         """A non-streaming generation; the upstream response object in vLLM's Responses shape."""
         hints = self._hints(body)
+        if route.api != "responses":
+            body = materialized(body)  # translated item by item, not relayed
         if route.api == "chat":
             completion = await self._post_json(route, "/chat/completions", chat_request_from_responses(body), hints)
             return response_from_chat_completion(completion, body)
@@ -84,6 +87,8 @@ class UpstreamClient:
         failures surface as `UpstreamUnavailable`/`UpstreamTimeout`.
         """
         hints = self._hints(body)
+        if route.api != "responses":
+            body = materialized(body)  # translated item by item, not relayed
         translator: ChatStreamTranslator | AnthropicStreamTranslator | GeminiStreamTranslator
         if route.api == "chat":
             translator, path, upstream_body = ChatStreamTranslator(body), "/chat/completions", chat_request_from_responses(body)
@@ -106,6 +111,7 @@ class UpstreamClient:
     async def count_input_tokens(self, route: ModelRoute, body: dict[str, Any]) -> int | None:
         """The model server's own count (vLLM's `/tokenize` on the chat form, Anthropic's `count_tokens`, Gemini's
         `countTokens`), or None when it has none."""
+        body = materialized(body)
         if route.api in ("anthropic", "gemini"):
             return await self._provider_count(route, body)
         chat = chat_request_from_responses({**body, "stream": False})

@@ -69,7 +69,7 @@ class SplitService:
         history: list[dict[str, Any]] = []
         if request.previous_response_id:
             stored = await self.state.rehydrate(split_principal(tenant), request.previous_response_id)
-            history = [orjson.loads(item) for item in stored]
+            history = stored.items
             # The chain may hold what the request alone does not show (a gateway tool's calls, a compaction).
             ensure_splittable_items(history)
         validate_continuation(history, input_items)

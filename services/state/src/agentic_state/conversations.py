@@ -10,7 +10,7 @@ import asyncpg.pool
 import orjson
 from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
-from agentic_state.records import ItemPage
+from agentic_state.records import ItemPage, StoredItems
 
 _LIVE = "deleted_at IS NULL"
 
@@ -39,7 +39,7 @@ def conversation_json(conversation_id: str, created_at: datetime, metadata: str)
 
 
 _HISTORY_SQL = (
-    "SELECT item FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public'"
+    "SELECT item, model_view FROM conversation_items WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public'"
     " ORDER BY position"
 )
 # What listings show: the client's view of the conversation.
@@ -52,10 +52,12 @@ WITH leased AS (
      WHERE tenant = $1 AND id = $2 AND {_LIVE} AND (lease_token IS NULL OR lease_expires_at < now())
     RETURNING id
 )
-SELECT EXISTS (SELECT 1 FROM leased) AS leased,
-       array(SELECT item::text FROM conversation_items
-              WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public' AND EXISTS (SELECT 1 FROM leased)
-              ORDER BY position) AS items
+SELECT EXISTS (SELECT 1 FROM leased) AS leased, history.items, history.model_views
+  FROM (SELECT coalesce(array_agg(item::text ORDER BY position), '{{}}') AS items,
+               coalesce(array_agg(model_view ORDER BY position), '{{}}') AS model_views
+          FROM conversation_items
+         WHERE tenant = $1 AND conversation_id = $2 AND visibility <> 'public' AND EXISTS (SELECT 1 FROM leased)
+       ) AS history
 """
 
 _APPEND_ITEMS_SQL = """
@@ -198,21 +200,21 @@ class ConversationStore:
                 raise NotFound(f"No item with id '{item_id}' in this conversation.", param="item_id", code="item_not_found")
         return conversation_json(conversation_id, row["created_at"], row["metadata"])
 
-    async def begin_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float) -> list[str]:
+    async def begin_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float
+                         ) -> StoredItems:
         """Take the lease and read the history in one statement (one round trip)."""
         row = await self.pool.fetchrow(_BEGIN_TURN_SQL, tenant, conversation_id, lease_token, lease_seconds)
         assert row is not None  # the SELECT always returns its one row
         if not row["leased"]:
             async with self.pool.acquire() as connection:
                 await raise_missing_or_locked(connection, tenant, conversation_id)
-        items: list[str] = row["items"]
-        return items
+        return StoredItems(row["items"], row["model_views"])
 
-    async def history(self, tenant: str, conversation_id: str) -> list[str]:
+    async def history(self, tenant: str, conversation_id: str) -> StoredItems:
         async with self.pool.acquire() as connection:
             await self._require(connection, tenant, conversation_id)
             rows = await connection.fetch(_HISTORY_SQL, tenant, conversation_id)
-        return [row["item"] for row in rows]
+        return StoredItems([row["item"] for row in rows], [row["model_view"] for row in rows])
 
     async def renew_turn(self, tenant: str, conversation_id: str, lease_token: str, lease_seconds: float) -> None:
         status = await self.pool.execute(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,17 @@ class TurnRecord:
     conversation_id: str | None = None
     lease_token: str | None = None
     conversation_items: list[tuple[str, str, str, str]] | None = None  # (item id, JSON, visibility, linked item id)
+    # Each item's model view (None: none stored), parallel to input then output items; empty: none for any.
+    model_views: list[str | None] = field(default_factory=list)
+    conversation_model_views: list[str | None] = field(default_factory=list)  # parallel to conversation_items
+
+
+@dataclass(frozen=True, slots=True)
+class StoredItems:
+    """A history as stored: each item's JSON and its model view (None where none is stored)."""
+
+    items: list[str]
+    model_views: list[str | None]
 
 
 @dataclass(frozen=True, slots=True)

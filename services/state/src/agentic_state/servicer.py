@@ -10,7 +10,7 @@ from agentic.v1 import state_pb2, state_pb2_grpc
 
 from agentic_state.background import BackgroundRow, BackgroundStore
 from agentic_state.conversations import ConversationStore
-from agentic_state.records import ItemPage, TurnRecord
+from agentic_state.records import ItemPage, StoredItems, TurnRecord
 from agentic_state.store import StateStore
 
 DEFAULT_PAGE_SIZE = 20
@@ -21,6 +21,16 @@ _Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 def _text(items: Iterable[state_pb2.Item]) -> list[tuple[str, str]]:
     return [(item.id, item.data.decode()) for item in items]
+
+
+def _views(items: Iterable[state_pb2.Item]) -> list[str | None]:
+    """Each item's model view, None where the writer stored none."""
+    return [item.model_view.decode() or None for item in items]
+
+
+def _history(stored: StoredItems) -> state_pb2.History:
+    return state_pb2.History(items=[item.encode() for item in stored.items],
+                             model_views=[(view or "").encode() for view in stored.model_views])
 
 
 def _page(page: ItemPage) -> state_pb2.ItemPage:
@@ -80,8 +90,7 @@ class StateServicer(state_pb2_grpc.StateServicer):
         return _page(page)
 
     async def Rehydrate(self, request: state_pb2.RehydrateRequest, context: _Context) -> state_pb2.History:
-        items = await self.store.rehydrate(request.principal.tenant, request.previous_response_id)
-        return state_pb2.History(items=[item.encode() for item in items])
+        return _history(await self.store.rehydrate(request.principal.tenant, request.previous_response_id))
 
     async def PersistTurn(self, request: state_pb2.PersistTurnRequest, context: _Context) -> state_pb2.PersistTurnReply:
         await self.store.persist_turn(
@@ -100,6 +109,8 @@ class StateServicer(state_pb2_grpc.StateServicer):
                 conversation_items=[(item.id, item.data.decode(), item.visibility, item.linked_item_id)
                                     for item in request.conversation_items]
                 or None,
+                model_views=_views([*request.input_items, *request.output_items]),
+                conversation_model_views=_views(request.conversation_items),
             )
         )
         return state_pb2.PersistTurnReply()
@@ -157,10 +168,10 @@ class StateServicer(state_pb2_grpc.StateServicer):
     async def BeginConversationTurn(
         self, request: state_pb2.BeginConversationTurnRequest, context: _Context
     ) -> state_pb2.ConversationTurn:
-        items = await self.conversations.begin_turn(
+        history = _history(await self.conversations.begin_turn(
             request.principal.tenant, request.conversation_id, request.lease_token, request.lease_seconds
-        )
-        return state_pb2.ConversationTurn(items=[item.encode() for item in items])
+        ))
+        return state_pb2.ConversationTurn(items=history.items, model_views=history.model_views)
 
     async def RenewConversationTurn(
         self, request: state_pb2.BeginConversationTurnRequest, context: _Context
@@ -177,8 +188,7 @@ class StateServicer(state_pb2_grpc.StateServicer):
         return state_pb2.EndConversationTurnReply()
 
     async def GetConversationHistory(self, request: state_pb2.ConversationRef, context: _Context) -> state_pb2.History:
-        items = await self.conversations.history(request.principal.tenant, request.conversation_id)
-        return state_pb2.History(items=[item.encode() for item in items])
+        return _history(await self.conversations.history(request.principal.tenant, request.conversation_id))
 
     async def PersistSplitTurn(
         self, request: state_pb2.PersistSplitTurnRequest, context: _Context

@@ -7,7 +7,7 @@ from agentic_core.errors import Conflict, InvalidRequest, NotFound
 
 from agentic_state.background import BackgroundStore
 from agentic_state.conversations import Connection, raise_missing_or_locked
-from agentic_state.records import ItemPage, TurnRecord
+from agentic_state.records import ItemPage, StoredItems, TurnRecord
 
 
 def _already_stored(response_id: str) -> Conflict:
@@ -15,14 +15,19 @@ def _already_stored(response_id: str) -> Conflict:
 
 
 def turn_arguments(turn: TurnRecord) -> tuple[object, ...]:
-    """$1–$10 of both persist statements: the response row, then its items as parallel arrays."""
+    """$1–$11 of both persist statements: the response row, then its items as parallel arrays."""
     items = [("input", item_id, item) for item_id, item in turn.input_items]
     items += [("output", item_id, item) for item_id, item in turn.output_items]
     return (
         turn.tenant, turn.response_id, turn.previous_response_id, turn.model, turn.status, turn.response,
         list(range(len(items))), [kind for kind, _, _ in items], [item_id for _, item_id, _ in items],
-        [item for _, _, item in items],
+        [item for _, _, item in items], _views(turn.model_views, len(items)),
     )
+
+
+def _views(model_views: list[str | None], count: int) -> list[str | None]:
+    """One model view per item (None where the writer stored none)."""
+    return model_views if len(model_views) == count else [None] * count
 
 
 def _response_not_found(response_id: str, param: str = "response_id") -> NotFound:
@@ -38,16 +43,17 @@ WITH RECURSIVE chain (id, previous_response_id, depth) AS (
       FROM responses r JOIN chain c ON r.tenant = $1 AND r.id = c.previous_response_id
      WHERE c.depth < $3
 )
-SELECT c.depth, c.previous_response_id, i.item
+SELECT c.depth, c.previous_response_id, i.item, i.model_view
   FROM chain c LEFT JOIN response_items i ON i.tenant = $1 AND i.response_id = c.id
  ORDER BY c.depth DESC, i.position
 """
 
-# $1–$10 (see `turn_arguments`): the response's items go in only when its row did.
+# $1–$11 (see `turn_arguments`): the response's items go in only when its row did.
 _RESPONSE_ITEMS_CTE = """
-    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item)
-    SELECT $1, $2, t.position, t.kind, t.item_id, t.item
-      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[]) AS t (position, kind, item_id, item)
+    INSERT INTO response_items (tenant, response_id, position, kind, item_id, item, model_view)
+    SELECT $1, $2, t.position, t.kind, t.item_id, t.item, t.model_view
+      FROM unnest($7::integer[], $8::text[], $9::text[], $10::json[], $11::text[])
+           AS t (position, kind, item_id, item, model_view)
      WHERE EXISTS (SELECT 1 FROM inserted)
 """
 
@@ -55,7 +61,7 @@ _RESPONSE_ITEMS_CTE = """
 PERSIST_TURN_SQL = """
 WITH inserted AS (
     INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id, persist_digest)
-    VALUES ($1, $2, $3, $4, $5, $6, $11, $12)
+    VALUES ($1, $2, $3, $4, $5, $6, $12, $13)
     ON CONFLICT DO NOTHING
     RETURNING 1
 ), items AS (""" + _RESPONSE_ITEMS_CTE + """)
@@ -76,20 +82,20 @@ SELECT r.body::text = $3 AND coalesce((SELECT array_agg(i.item::text ORDER BY i.
 _PERSIST_CONVERSATION_TURN_SQL = """
 WITH conversation AS (
     UPDATE conversations
-       SET next_position = next_position + cardinality($14::text[]), revision = revision + 1,
+       SET next_position = next_position + cardinality($15::text[]), revision = revision + 1,
            lease_token = NULL, lease_expires_at = NULL
-     WHERE tenant = $1 AND id = $11 AND deleted_at IS NULL AND lease_token = $12
-    RETURNING next_position - cardinality($14::text[]) AS start
+     WHERE tenant = $1 AND id = $12 AND deleted_at IS NULL AND lease_token = $13
+    RETURNING next_position - cardinality($15::text[]) AS start
 ), conversation_items_added AS (
     INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, response_id, visibility,
-                                    linked_item_id)
-    SELECT $1, $11, conversation.start + t.ordinality - 1, t.item_id, t.item, CASE WHEN $13 THEN $2 END, t.visibility,
-           NULLIF(t.linked, '')
-      FROM conversation, unnest($14::text[], $15::json[], $16::text[], $17::text[]) WITH ORDINALITY
-           AS t (item_id, item, visibility, linked, ordinality)
+                                    linked_item_id, model_view)
+    SELECT $1, $12, conversation.start + t.ordinality - 1, t.item_id, t.item, CASE WHEN $14 THEN $2 END, t.visibility,
+           NULLIF(t.linked, ''), t.model_view
+      FROM conversation, unnest($15::text[], $16::json[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY
+           AS t (item_id, item, visibility, linked, model_view, ordinality)
 ), inserted AS (
     INSERT INTO responses (tenant, id, previous_response_id, model, status, body, conversation_id)
-    SELECT $1, $2, $3, $4, $5, $6, $11 WHERE $13 AND EXISTS (SELECT 1 FROM conversation)
+    SELECT $1, $2, $3, $4, $5, $6, $12 WHERE $14 AND EXISTS (SELECT 1 FROM conversation)
     ON CONFLICT DO NOTHING
     RETURNING 1
 ), items AS (""" + _RESPONSE_ITEMS_CTE + """)
@@ -132,7 +138,7 @@ class StateStore:
         if not row[0] and not row[1]:
             raise _response_not_found(response_id)
 
-    async def rehydrate(self, tenant: str, previous_response_id: str) -> list[str]:
+    async def rehydrate(self, tenant: str, previous_response_id: str) -> StoredItems:
         rows = await self.pool.fetch(_REHYDRATE_SQL, tenant, previous_response_id, self.max_chain_depth)
         if not rows:
             raise NotFound(f"Previous response with id '{previous_response_id}' not found.",
@@ -145,7 +151,8 @@ class StateStore:
                 "continue from a conversation or start a new chain.",
                 param="previous_response_id", code="chain_too_long",
             )
-        return [row["item"] for row in rows if row["item"] is not None]
+        stored = [row for row in rows if row["item"] is not None]
+        return StoredItems([row["item"] for row in stored], [row["model_view"] for row in stored])
 
     async def list_input_items(
         self, tenant: str, response_id: str, *, limit: int, after: str | None, before: str | None, ascending: bool
@@ -198,8 +205,10 @@ class StateStore:
             await self._insert_response(self.pool, turn)
             return
         conversation_items = turn.conversation_items
+        conversation_views = turn.conversation_model_views
         if conversation_items is None:
             conversation_items = [(item_id, item, "both", "") for item_id, item in turn.input_items + turn.output_items]
+            conversation_views = turn.model_views
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(
                 _PERSIST_CONVERSATION_TURN_SQL, *turn_arguments(turn), turn.conversation_id, turn.lease_token,
@@ -207,6 +216,7 @@ class StateStore:
                 [item for _, item, _, _ in conversation_items],
                 [visibility or "both" for _, _, visibility, _ in conversation_items],
                 [linked or "" for _, _, _, linked in conversation_items],
+                _views(conversation_views, len(conversation_items)),
             )
             assert row is not None  # the SELECT always returns its one row
             if not row["appended"]:

@@ -7,13 +7,14 @@ from typing import Any
 
 from agentic_core.json_types import Item
 from agentic_core.responses.compaction import Opener
+from agentic_core.responses.history import StoredHistory
 from agentic_core.responses.items import model_input
 from agentic_core.responses.upstream_request import stateless_request
 
 
 def first_round_request(
     payload: dict[str, Any],
-    history: list[Item],
+    history: StoredHistory | Sequence[Item],
     input_items: list[Item],
     settled: Sequence[Item] = (),
     *,

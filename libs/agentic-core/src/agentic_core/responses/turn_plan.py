@@ -14,10 +14,11 @@ from typing import Any
 
 from agentic_core.json_types import Item
 from agentic_core.responses.compaction import Opener
+from agentic_core.responses.history import StoredHistory, as_history
 from agentic_core.responses.pending_calls import validate_continuation
 from agentic_core.responses.reasoning import ReasoningOpener, opened_request
 from agentic_core.responses.round_request import first_round_request
-from agentic_core.tools.approvals import Approval, resolve_approvals
+from agentic_core.tools.approvals import Approval, answers_approval, resolve_approvals
 from agentic_core.tools.mcp import McpServerTools, list_tools_item, listed_servers
 
 
@@ -33,7 +34,7 @@ class ModelView:
 
 @dataclass(frozen=True, slots=True)
 class TurnPlan:
-    history: list[Item]
+    history: StoredHistory
     input_items: list[Item]
     approvals: list[Approval] = field(default_factory=list)
     listings: list[Item] = field(default_factory=list)  # `mcp_list_tools` items shown (and stored) before round one
@@ -63,15 +64,19 @@ class TurnPlan:
         reads what it produced."""
         sent = [*self.restored, *settled]
         if check:
-            validate_continuation(self.history, [*self.input_items, *sent])
+            validate_continuation(self.history.calls(), [*self.input_items, *sent])
         body = first_round_request(payload, self.history, self.input_items, sent, stream=view.stream,
                                    open_compaction=open_compaction, model=view.model, tools=view.tools,
                                    tool_choice=view.tool_choice)
         return opened_request(body, open_reasoning)
 
 
-def plan_turn(history: list[Item], input_items: list[Item], servers: Sequence[McpServerTools] = ()) -> TurnPlan:
-    """`servers`: the MCP servers discovered for the request's tools; those the chain listed are not listed again."""
-    listed = listed_servers(history) if servers else set()  # the history is walked only for a request with MCP tools
-    return TurnPlan(history, input_items, resolve_approvals(history, input_items),
+def plan_turn(history: StoredHistory | Sequence[Item], input_items: list[Item],
+              servers: Sequence[McpServerTools] = ()) -> TurnPlan:
+    """`servers`: the MCP servers discovered for the request's tools; those the chain listed are not listed again.
+    The history is parsed only for a request that answers an approval or has MCP tools."""
+    stored = as_history(history)
+    listed = listed_servers(stored.items) if servers else set()
+    approvals = resolve_approvals(stored.items, input_items) if answers_approval(input_items) else []
+    return TurnPlan(stored, input_items, approvals,
                     [list_tools_item(server) for server in servers if server.declaration.server_label not in listed])

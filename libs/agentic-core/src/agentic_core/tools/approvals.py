@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +19,14 @@ class Approval:
     restored: bool = False   # the call was rebuilt from the request: the history did not hold it
 
 
+def answers_approval(new_input: Sequence[dict[str, Any]]) -> bool:
+    return any(item.get("type") == "mcp_approval_response" for item in new_input)
+
+
 def resolve_approvals(history: list[dict[str, Any]], new_input: list[dict[str, Any]]) -> list[Approval]:
     """With `previous_response_id` or `conversation` the requests and calls are in the history; a client
     keeping its own state (`store: false`) sends the requests back in its input instead."""
-    if not any(item.get("type") == "mcp_approval_response" for item in new_input):
+    if not answers_approval(new_input):
         return []  # most turns answer no approval: the history is not walked for them
     requests = {item.get("id"): item for item in [*history, *new_input] if item.get("type") == "mcp_approval_request"}
     used = {item.get("approval_request_id") for item in history if item.get("type") == "mcp_approval_response"}

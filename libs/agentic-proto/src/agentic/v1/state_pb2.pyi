@@ -100,10 +100,12 @@ class RehydrateRequest(_message.Message):
     def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., previous_response_id: _Optional[str] = ...) -> None: ...
 
 class History(_message.Message):
-    __slots__ = ("items",)
+    __slots__ = ("items", "model_views")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VIEWS_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, items: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    model_views: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, items: _Optional[_Iterable[bytes]] = ..., model_views: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PersistTurnRequest(_message.Message):
     __slots__ = ("principal", "response_id", "previous_response_id", "response", "input_items", "output_items", "model", "status", "store_response", "conversation_id", "lease_token", "conversation_items")
@@ -138,16 +140,18 @@ class PersistTurnReply(_message.Message):
     def __init__(self) -> None: ...
 
 class Item(_message.Message):
-    __slots__ = ("id", "data", "visibility", "linked_item_id")
+    __slots__ = ("id", "data", "visibility", "linked_item_id", "model_view")
     ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     VISIBILITY_FIELD_NUMBER: _ClassVar[int]
     LINKED_ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VIEW_FIELD_NUMBER: _ClassVar[int]
     id: str
     data: bytes
     visibility: str
     linked_item_id: str
-    def __init__(self, id: _Optional[str] = ..., data: _Optional[bytes] = ..., visibility: _Optional[str] = ..., linked_item_id: _Optional[str] = ...) -> None: ...
+    model_view: bytes
+    def __init__(self, id: _Optional[str] = ..., data: _Optional[bytes] = ..., visibility: _Optional[str] = ..., linked_item_id: _Optional[str] = ..., model_view: _Optional[bytes] = ...) -> None: ...
 
 class ConversationRef(_message.Message):
     __slots__ = ("principal", "conversation_id")
@@ -238,10 +242,12 @@ class BeginConversationTurnRequest(_message.Message):
     def __init__(self, principal: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., conversation_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., lease_seconds: _Optional[float] = ...) -> None: ...
 
 class ConversationTurn(_message.Message):
-    __slots__ = ("items",)
+    __slots__ = ("items", "model_views")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VIEWS_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, items: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    model_views: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, items: _Optional[_Iterable[bytes]] = ..., model_views: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class EndConversationTurnRequest(_message.Message):
     __slots__ = ("principal", "conversation_id", "lease_token")

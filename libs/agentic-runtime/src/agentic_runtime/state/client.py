@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from agentic.v1 import common_pb2, state_pb2, state_pb2_grpc
 from agentic_core.errors import AgenticError
+from agentic_core.responses.history import StoredHistory
 
 from agentic_runtime.grpc.client import Peer
 from agentic_runtime.settings import TransportSecuritySettings
@@ -26,21 +27,21 @@ class StateClient:
     async def close(self) -> None:
         await self.peer.close()
 
-    async def rehydrate(self, principal: common_pb2.Principal, previous_response_id: str) -> list[bytes]:
+    async def rehydrate(self, principal: common_pb2.Principal, previous_response_id: str) -> StoredHistory:
         history = await self.peer.call(
             self.stub.Rehydrate, state_pb2.RehydrateRequest(principal=principal, previous_response_id=previous_response_id)
         )
-        return list(history.items)
+        return StoredHistory(history.items, history.model_views)
 
-    async def conversation_history(self, principal: common_pb2.Principal, conversation_id: str) -> list[bytes]:
+    async def conversation_history(self, principal: common_pb2.Principal, conversation_id: str) -> StoredHistory:
         history = await self.peer.call(
             self.stub.GetConversationHistory, state_pb2.ConversationRef(principal=principal, conversation_id=conversation_id)
         )
-        return list(history.items)
+        return StoredHistory(history.items, history.model_views)
 
     async def begin_conversation_turn(
         self, principal: common_pb2.Principal, conversation_id: str, lease_token: str, lease_seconds: float, wait_seconds: float
-    ) -> list[bytes]:
+    ) -> StoredHistory:
         """Take the conversation's lease, waiting up to `wait_seconds` for a running turn to finish."""
         deadline = time.monotonic() + wait_seconds
         request = state_pb2.BeginConversationTurnRequest(
@@ -49,7 +50,7 @@ class StateClient:
         while True:
             try:
                 turn = await self.peer.call(self.stub.BeginConversationTurn, request)
-                return list(turn.items)
+                return StoredHistory(turn.items, turn.model_views)
             except AgenticError as error:
                 if error.code != "conversation_locked" or time.monotonic() >= deadline:
                     raise
