@@ -74,6 +74,11 @@ async def test_each_items_model_view_is_stored_beside_it_and_read_back_with_the_
     leased = await conversations.begin_turn(tenant, "conv_views", "lease-2", 30)
     assert _texts(leased) == ["q", "a", "b"] and leased.model_views == views
     assert (await conversations.history(tenant, "conv_views")).model_views == views
+    await conversations.end_turn(tenant, "conv_views", "lease-2")
+    added = _item("added")
+    await conversations.append(tenant, "conv_views", [added], ['{"added":true}'])  # a client's item, with its view
+    await conversations.append(tenant, "conv_views", [_item("bare")])              # a writer that stores none
+    assert (await conversations.history(tenant, "conv_views")).model_views == [*views, '{"added":true}', None]
 
 
 async def test_every_query_is_tenant_scoped(store: StateStore, tenant: str) -> None:

@@ -10,6 +10,7 @@ import orjson
 from agentic.v1 import state_pb2
 from agentic_core.errors import InvalidRequest
 from agentic_core.ids import ID_PATTERN, MAX_ID_CHARS, is_identifier
+from agentic_core.responses.history import stored_model_view
 from fastapi import Path, Request
 from fastapi.responses import Response
 
@@ -71,4 +72,5 @@ def deleted(object_id: str, kind: str) -> Response:
 
 
 def items_to_proto(items: list[dict[str, Any]]) -> list[state_pb2.Item]:
-    return [state_pb2.Item(id=item["id"], data=orjson.dumps(item)) for item in items]
+    """Items a client adds to a conversation, each with its model view (what a turn relays of it)."""
+    return [state_pb2.Item(id=item["id"], data=orjson.dumps(item), model_view=stored_model_view(item)) for item in items]

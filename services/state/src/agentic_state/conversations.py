@@ -61,14 +61,15 @@ SELECT EXISTS (SELECT 1 FROM leased) AS leased, history.items, history.model_vie
 """
 
 _APPEND_ITEMS_SQL = """
-INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item)
-SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item
-  FROM unnest($4::text[], $5::json[]) WITH ORDINALITY AS t (item_id, item, offset_in_batch)
+INSERT INTO conversation_items (tenant, conversation_id, position, item_id, item, model_view)
+SELECT $1, $2, $3 + t.offset_in_batch - 1, t.item_id, t.item, t.model_view
+  FROM unnest($4::text[], $5::json[], $6::text[]) WITH ORDINALITY AS t (item_id, item, model_view, offset_in_batch)
 """
 
 
 async def append_items_locked(
-    connection: Connection, tenant: str, conversation_id: str, items: list[tuple[str, str]]
+    connection: Connection, tenant: str, conversation_id: str, items: list[tuple[str, str]],
+    model_views: list[str | None] | None = None,
 ) -> None:
     """Append client-written items under the conversation's row lock; refused while a turn holds the lease.
 
@@ -84,7 +85,8 @@ async def append_items_locked(
         await raise_missing_or_locked(connection, tenant, conversation_id)
     if items:
         await connection.execute(
-            _APPEND_ITEMS_SQL, tenant, conversation_id, start, [item_id for item_id, _ in items], [item for _, item in items]
+            _APPEND_ITEMS_SQL, tenant, conversation_id, start, [item_id for item_id, _ in items], [item for _, item in items],
+            model_views if model_views is not None and len(model_views) == len(items) else [None] * len(items),
         )
 
 
@@ -101,7 +103,8 @@ class ConversationStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def create(self, tenant: str, conversation_id: str, metadata: str, items: list[tuple[str, str]]) -> bytes:
+    async def create(self, tenant: str, conversation_id: str, metadata: str, items: list[tuple[str, str]],
+                     model_views: list[str | None] | None = None) -> bytes:
         async with self.pool.acquire() as connection, connection.transaction():
             row = await connection.fetchrow(
                 "INSERT INTO conversations (tenant, id, metadata) VALUES ($1, $2, $3)"
@@ -111,7 +114,7 @@ class ConversationStore:
             if row is None:
                 raise Conflict(f"Conversation '{conversation_id}' already exists.", code="conversation_exists")
             if items:
-                await append_items_locked(connection, tenant, conversation_id, items)
+                await append_items_locked(connection, tenant, conversation_id, items, model_views)
         return conversation_json(conversation_id, row["created_at"], metadata)
 
     async def get(self, tenant: str, conversation_id: str) -> bytes:
@@ -140,9 +143,10 @@ class ConversationStore:
         if status == "UPDATE 0":
             raise conversation_not_found(conversation_id)
 
-    async def append(self, tenant: str, conversation_id: str, items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    async def append(self, tenant: str, conversation_id: str, items: list[tuple[str, str]],
+                     model_views: list[str | None] | None = None) -> list[tuple[str, str]]:
         async with self.pool.acquire() as connection, connection.transaction():
-            await append_items_locked(connection, tenant, conversation_id, items)
+            await append_items_locked(connection, tenant, conversation_id, items, model_views)
         return items
 
     async def list_items(

@@ -119,7 +119,8 @@ class StateServicer(state_pb2_grpc.StateServicer):
         self, request: state_pb2.CreateConversationRequest, context: _Context
     ) -> state_pb2.ConversationReply:
         body = await self.conversations.create(
-            request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}", _text(request.items)
+            request.principal.tenant, request.conversation_id, request.metadata.decode() or "{}", _text(request.items),
+            _views(request.items),
         )
         return state_pb2.ConversationReply(conversation=body)
 
@@ -143,7 +144,8 @@ class StateServicer(state_pb2_grpc.StateServicer):
     async def AppendConversationItems(
         self, request: state_pb2.AppendConversationItemsRequest, context: _Context
     ) -> state_pb2.ItemPage:
-        items = await self.conversations.append(request.principal.tenant, request.conversation_id, _text(request.items))
+        items = await self.conversations.append(request.principal.tenant, request.conversation_id, _text(request.items),
+                                                _views(request.items))
         return _page(ItemPage(items=items, has_more=False))
 
     async def ListConversationItems(

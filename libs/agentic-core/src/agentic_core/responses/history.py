@@ -82,7 +82,12 @@ class StoredHistory:
         """The items the continuation rules read (calls and outputs), in order; others are not parsed."""
         if self._items is not None:
             return self._items
-        return [orjson.loads(raw) for raw in self.public if any(mark in raw for mark in _CALL_MARKS)]
+        # One look over all the bytes first (a mark cannot span two items: each is a whole JSON object).
+        call_id, shell_output = _CALL_MARKS
+        joined = b"".join(self.public)
+        if call_id not in joined and shell_output not in joined:
+            return []
+        return [orjson.loads(raw) for raw in self.public if call_id in raw or shell_output in raw]
 
     def first_id(self) -> Any:
         """The oldest item's `id` (None for an empty history)."""
